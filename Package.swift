@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "CoreValue",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "CoreValue", targets: ["CoreValue"]),
+        .library(name: "CoreValuePostgres", targets: ["CoreValuePostgres"]),
+        .executable(name: "corevalue", targets: ["corevalue"]),
+    ],
+    dependencies: [],
+    targets: [
+        // The C library, seen through a module map. Only LibPQ imports it.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // A thin, safe, synchronous libpq driver.
+        .target(name: "LibPQ", dependencies: ["CLibPQ"]),
+        // The value-type API, the object graph and the storage protocol. No I/O.
+        .target(name: "CoreValue"),
+        // PostgresStore: the storage protocol on LibPQ.
+        .target(name: "CoreValuePostgres", dependencies: ["CoreValue", "LibPQ"]),
+        // The example model shared by the demo, the benchmark and the tests. Not a product.
+        .target(name: "CoreValueExamples", dependencies: ["CoreValue"]),
+        .executableTarget(
+            name: "corevalue",
+            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "LibPQ"]
+        ),
+        .executableTarget(
+            name: "corevalue-bench",
+            dependencies: ["CoreValue", "CoreValuePostgres", "LibPQ"]
+        ),
+        .testTarget(name: "CoreValueTests", dependencies: ["CoreValue", "CoreValueExamples"]),
+        .testTarget(name: "LibPQTests", dependencies: ["LibPQ"]),
+        .testTarget(
+            name: "CoreValuePostgresTests",
+            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "LibPQ"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,168 @@
+/// Persistent storage behind a ``ManagedObjectContext``.
+///
+/// A store answers each call with a fixed number of statements, whatever the number of rows, and hands
+/// out plain `Sendable` snapshots, never anything a context owns. Stores are shared across threads.
+/// ``MemoryStore`` keeps everything in memory; `PostgresStore` keeps it in PostgreSQL.
+public protocol Store: AnyObject, Sendable {
+    /// The model the store was opened with.
+    var model: ManagedObjectModel { get }
+
+    /// The stored rows that match a request, in the request's order, with their relationships' keys.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)`` or ``CVManagedStructError/unknownKey(entity:key:)``
+    ///   for a request that does not fit the model, before any work is done; store errors otherwise.
+    func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
+
+    /// The stored rows for these IDs (permanent IDs of any entities), in no particular order. IDs that name
+    /// no row are left out of the result.
+    func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
+
+    /// The stored rows of an entity whose attribute `key` has one of `values`, in no particular order.
+    ///
+    /// This is how unique structs find their rows: one call per batch.
+    func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot]
+
+    /// Applies a change set in one transaction: everything or nothing.
+    ///
+    /// - Returns: The permanent ID of every inserted object and the new version of every written one.
+    /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` when an update or delete names a version
+    ///   that is no longer current, and store errors otherwise; in every case nothing was changed.
+    func apply(_ changes: ChangeSet) throws -> SaveResult
+}
+
+/// A stored row as a store reads it: ID, version, attributes and relationship keys.
+public struct RowSnapshot: Sendable, Hashable {
+    /// The permanent ID.
+    public var id: ManagedObjectID
+    /// The optimistic-locking version the row was read at.
+    public var version: Int64
+    /// Every attribute of the entity; `.null` for nulls.
+    public var attributes: [String: AttributeValue]
+    /// Every to-one relationship of the entity: the destination's primary key, or `nil`.
+    public var toOne: [String: Int64?]
+    /// Every to-many relationship of the entity: destination primary keys, in position order when ordered.
+    public var toMany: [String: [Int64]]
+
+    /// Creates a snapshot.
+    public init(
+        id: ManagedObjectID,
+        version: Int64,
+        attributes: [String: AttributeValue],
+        toOne: [String: Int64?] = [:],
+        toMany: [String: [Int64]] = [:]
+    ) {
+        self.id = id
+        self.version = version
+        self.attributes = attributes
+        self.toOne = toOne
+        self.toMany = toMany
+    }
+}
+
+/// Everything one save writes. IDs of inserted objects are temporary; stores map them to permanent ones.
+public struct ChangeSet: Sendable, Hashable {
+    /// New objects (temporary IDs), in insertion order.
+    public var inserts: [ObjectChange]
+    /// Changed stored objects, each with the version it was read at.
+    public var updates: [ObjectChange]
+    /// Deleted stored objects, each with the version it was read at.
+    public var deletes: [ObjectDeletion]
+    /// For owning to-many relationships (see ``RelationshipStorage/isOwner``): owners whose member list
+    /// changed, with the complete new list (in order for ordered relationships).
+    public var relationships: [RelationshipChange]
+
+    /// Creates a change set.
+    public init(
+        inserts: [ObjectChange] = [],
+        updates: [ObjectChange] = [],
+        deletes: [ObjectDeletion] = [],
+        relationships: [RelationshipChange] = []
+    ) {
+        self.inserts = inserts
+        self.updates = updates
+        self.deletes = deletes
+        self.relationships = relationships
+    }
+
+    /// Whether there is nothing to write.
+    public var isEmpty: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && relationships.isEmpty
+    }
+}
+
+/// The attributes and owned to-one links of one inserted or updated object.
+public struct ObjectChange: Sendable, Hashable {
+    /// The object's ID: temporary for an insert, permanent for an update.
+    public var id: ManagedObjectID
+    /// For an update, the version the object was read at; `nil` for an insert.
+    public var version: Int64?
+    /// For an insert: every attribute. For an update: the changed attributes only.
+    public var attributes: [String: AttributeValue]
+    /// Owning to-one relationships (``RelationshipStorage/foreignKey``) that are set or changed: the
+    /// destination's ID (which may be temporary, inserted in the same change set) or `nil` to clear.
+    public var toOne: [String: ManagedObjectID?]
+    /// For an insert of a unique entity: the attribute whose value identifies the row. The store inserts,
+    /// or, if a row with that value already exists (another process inserted it), updates that row and
+    /// returns its ID (`INSERT ... ON CONFLICT ... DO UPDATE`).
+    public var upsertKey: String?
+
+    /// Creates an object change.
+    public init(
+        id: ManagedObjectID,
+        version: Int64? = nil,
+        attributes: [String: AttributeValue],
+        toOne: [String: ManagedObjectID?] = [:],
+        upsertKey: String? = nil
+    ) {
+        self.id = id
+        self.version = version
+        self.attributes = attributes
+        self.toOne = toOne
+        self.upsertKey = upsertKey
+    }
+}
+
+/// A stored object to delete, with the version it was read at (`nil`: delete whatever version is stored).
+public struct ObjectDeletion: Sendable, Hashable {
+    /// The permanent ID.
+    public var id: ManagedObjectID
+    /// The version the object was read at.
+    public var version: Int64?
+
+    /// Creates a deletion.
+    public init(id: ManagedObjectID, version: Int64?) {
+        self.id = id
+        self.version = version
+    }
+}
+
+/// The complete new member list of one owner of an owning to-many relationship.
+public struct RelationshipChange: Sendable, Hashable {
+    /// The owner's ID (temporary if inserted in the same change set).
+    public var owner: ManagedObjectID
+    /// The relationship's name on the owner's entity.
+    public var relationship: String
+    /// The members, in order for an ordered relationship; IDs may be temporary.
+    public var members: [ManagedObjectID]
+
+    /// Creates a relationship change.
+    public init(owner: ManagedObjectID, relationship: String, members: [ManagedObjectID]) {
+        self.owner = owner
+        self.relationship = relationship
+        self.members = members
+    }
+}
+
+/// What a store returns from ``Store/apply(_:)``.
+public struct SaveResult: Sendable, Hashable {
+    /// For every insert: temporary ID → permanent ID (for an upsert that hit an existing row, that row's ID).
+    public var permanentIDs: [ManagedObjectID: ManagedObjectID]
+    /// For every inserted or updated object (keyed by permanent ID): its new version.
+    public var versions: [ManagedObjectID: Int64]
+
+    /// Creates a save result.
+    public init(permanentIDs: [ManagedObjectID: ManagedObjectID] = [:], versions: [ManagedObjectID: Int64] = [:]) {
+        self.permanentIDs = permanentIDs
+        self.versions = versions
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what building and testing need, if it is missing (Debian/Ubuntu, apt-get).
+#   libpq-dev + pkg-config  to build the CLibPQ module
+#   postgresql              server binaries for the throwaway test cluster (scripts/db-up.sh)
+# Does nothing when everything is present. Needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+missing=()
+[[ -f /usr/include/postgresql/libpq-fe.h ]] || missing+=(libpq-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    missing+=(postgresql)
+fi
+command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+
+if (( ${#missing[@]} == 0 )); then
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [[ $EUID -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-deps: need root to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
