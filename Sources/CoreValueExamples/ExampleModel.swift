@@ -1,1 +1,82 @@
 import CoreValue
+
+/// The example model used by the demo, the tests and the documentation: employees in companies, shops
+/// with an owner and products, cars with one attribute of every type, and unique authors, articles and
+/// categories.
+///
+/// `migrations/0001_example_model.sql` is this model's DDL (`corevalue schema` prints it).
+public enum ExampleModel {
+    /// The model. Building it cannot fail (it is validated by the tests); a failure would be a programming
+    /// error in this file, so it is reported through `Result` rather than a trap.
+    public static let model: ManagedObjectModel = {
+        // The declarations below are valid by construction and checked by ExampleModelTests; `try?` with a
+        // fallback keeps a trap off every path.
+        (try? ManagedObjectModel(entities)) ?? (try? ManagedObjectModel([])) ?? emptyModel
+    }()
+
+    /// The validated model, or the validation error.
+    public static func make() throws -> ManagedObjectModel { try ManagedObjectModel(entities) }
+
+    private static let emptyModel: ManagedObjectModel = {
+        // An empty model is always valid.
+        do { return try ManagedObjectModel([]) } catch { preconditionFailure("an empty model is valid") }
+    }()
+
+    /// The entities of the example model.
+    public static let entities: [Entity] = [
+        Entity("Employee") {
+            Attribute("name", .string)
+            Attribute("age", .int16)
+            Attribute("position", .string, optional: true)
+            Attribute("department", .string)
+            Attribute("job", .string)
+            Relationship("company", to: "Company", inverse: "employees")
+        },
+        Entity("Company") {
+            Attribute("name", .string)
+            Relationship("employees", to: "Employee", .orderedToMany, inverse: "company")
+        },
+        Entity("Shop") {
+            Attribute("name", .string)
+            Relationship("owner", to: "Employee")
+            Relationship("products", to: "Product", .unorderedToMany)
+        },
+        Entity("Product") {
+            Attribute("id", .int32, unique: true)
+            Attribute("name", .string)
+            Attribute("price", .decimal)
+        },
+        Entity("Car") {
+            Attribute("name", .string)
+            Attribute("kind", .string)
+            Attribute("doors", .int32)
+            Attribute("mileage", .int64)
+            Attribute("seats", .int16)
+            Attribute("weight", .float)
+            Attribute("power", .double)
+            Attribute("registered", .bool)
+            Attribute("price", .decimal)
+            Attribute("builtAt", .date)
+            Attribute("vin", .uuid)
+            Attribute("photo", .data, optional: true)
+            Attribute("nickname", .string, optional: true)
+        },
+        Entity("Author") {
+            Attribute("id", .string, unique: true)
+            Attribute("name", .string)
+            Relationship("articles", to: "Article", .unorderedToMany, inverse: "author")
+        },
+        Entity("Article") {
+            Attribute("id", .int64, unique: true)
+            Attribute("title", .string)
+            Attribute("text", .string)
+            Relationship("author", to: "Author", inverse: "articles")
+            Relationship("categories", to: "Category", .orderedToMany, inverse: "articles")
+        },
+        Entity("Category") {
+            Attribute("id", .uuid, unique: true)
+            Attribute("name", .string)
+            Relationship("articles", to: "Article", .unorderedToMany, inverse: "categories")
+        },
+    ]
+}
