@@ -15,6 +15,7 @@ extension Connection {
     ///   failure); ``LibPQError`` `.commitOutcomeUnknown` when the connection broke while COMMIT was in
     ///   flight (the transaction may or may not have committed; it is never retried here),
     ///   `.connectionLost`, `.connectionClosed` or `.transactionAborted`.
+    @discardableResult
     public func withTransaction<T>(
         isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (Connection) throws -> T
     ) throws -> T {
