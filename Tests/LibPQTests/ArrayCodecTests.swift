@@ -16,7 +16,9 @@ import Testing
         #expect(try roundTrip([Data([1]), Data()]) == [Data([1]), Data()])
         let dates = [date(micros: -1_000_000_000_000_001), date(micros: 2_147_483_648_123_456)]
         #expect(try roundTrip(dates) == dates)
-        let decimals = [Decimal(string: "1.2E+40", locale: nil), Decimal(string: "-0.001", locale: nil)].compactMap { $0 }
+        let decimals = [Decimal(string: "1.2E+40", locale: nil), Decimal(string: "-0.001", locale: nil)].compactMap {
+            $0
+        }
         #expect(try roundTrip(decimals) == decimals)
         let uuids = [UUID(), UUID()]
         #expect(try roundTrip(uuids) == uuids)
@@ -58,11 +60,12 @@ import Testing
 
     @Test func arrayWireFormat() throws {
         let value = try PostgresValue([Int32(1), Int32(-1)])
-        #expect(value.bytes == [
-            0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23,  // 1 dimension, no NULLs, int4
-            0, 0, 0, 2, 0, 0, 0, 1,  // 2 elements, lower bound 1
-            0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0xFF, 0xFF, 0xFF, 0xFF,
-        ])
+        #expect(
+            value.bytes == [
+                0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23,  // 1 dimension, no NULLs, int4
+                0, 0, 0, 2, 0, 0, 0, 1,  // 2 elements, lower bound 1
+                0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0xFF, 0xFF, 0xFF, 0xFF,
+            ])
     }
 
     @Test func multidimensionalAndMalformedArraysAreErrors() {

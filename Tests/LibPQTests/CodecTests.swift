@@ -39,7 +39,9 @@ func date(micros: Int64) -> Date {
         #expect(try PostgresValue(Int64(42)).bytes == [0, 0, 0, 0, 0, 0, 0, 42])
     }
 
-    @Test(arguments: [0, -0.0, 1.5, -2.25, .pi, .infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude])
+    @Test(arguments: [
+        0, -0.0, 1.5, -2.25, .pi, .infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude,
+    ])
     func double(_ value: Double) throws {
         let decoded = try roundTrip(value)
         #expect(decoded == value && decoded.sign == value.sign)
@@ -89,7 +91,9 @@ func date(micros: Int64) -> Date {
     func timestamptz(_ micros: Int64) throws {
         let value = date(micros: micros)
         let decoded = try roundTrip(value)
-        #expect((decoded.timeIntervalSince1970 * 1_000_000).rounded() == (value.timeIntervalSince1970 * 1_000_000).rounded())
+        #expect(
+            (decoded.timeIntervalSince1970 * 1_000_000).rounded() == (value.timeIntervalSince1970 * 1_000_000).rounded()
+        )
     }
 
     @Test func timestamptzWireFormatAndInfinity() throws {
@@ -140,7 +144,10 @@ func date(micros: Int64) -> Date {
         let value = UUID()
         #expect(try roundTrip(value) == value)
         let fixed = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
-        #expect(try PostgresValue(fixed).bytes == [0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+        #expect(
+            try PostgresValue(fixed).bytes == [
+                0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF,
+            ])
     }
 
     @Test func nullAndOptionals() throws {

@@ -33,6 +33,27 @@ import Testing
         }
     }
 
+    @Test func multiHostListAndTargetSessionAttributesAreLibpqs() throws {
+        guard let url = TestDatabase.urlOrSkip() else { return }
+        let options = try ConnectionConfiguration(url).options
+        let host = try #require(options["host"] ?? options["hostaddr"])
+        let port = options["port"] ?? "5432"
+        var common = "connect_timeout=5"
+        for key in ["dbname", "user"] { if let value = options[key] { common += " \(key)=\(value)" } }
+        // The first host refuses (port 1); libpq moves on to the second.
+        let connection = try Connection(
+            "host=\(host),\(host) port=1,\(port) target_session_attrs=read-write \(common)")
+        defer { connection.close() }
+        #expect(try connection.query("select 1").rowCount == 1)
+        // No standby exists, so asking for one fails with libpq's own reason.
+        do {
+            _ = try Connection("host=\(host) port=\(port) target_session_attrs=standby \(common)")
+            Issue.record("there is no standby to connect to")
+        } catch let error as LibPQError {
+            #expect(error.code == .connectionFailed)
+        }
+    }
+
     @Test func closedConnectionThrowsConnectionClosed() throws {
         try TestDatabase.withSchema { connection, _ in
             #expect(connection.serverVersion >= 140_000)
@@ -59,7 +80,8 @@ import Testing
 
     @Test func serverErrorsCarryEveryField() throws {
         try TestDatabase.withSchema { connection, schema in
-            try connection.execute("create table person (id bigint primary key, email text constraint person_email_key unique)")
+            try connection.execute(
+                "create table person (id bigint primary key, email text constraint person_email_key unique)")
             try connection.query("insert into person values (1, $1)", [PostgresValue("bob@example.com")])
             do {
                 try connection.query("insert into person values (2, $1)", [PostgresValue("bob@example.com")])

@@ -25,7 +25,8 @@ import Testing
             let count = try connection.query("select count(*), count(ok) from measurement")
             #expect(try count.decode(Int64.self, row: 0, column: 0) == 100_000)
             #expect(try count.decode(Int64.self, row: 0, column: 1) == 90_000)
-            let row = try connection.query("select label, amount, at, ok from measurement where id = $1", [PostgresValue(Int64(12_345))])
+            let row = try connection.query(
+                "select label, amount, at, ok from measurement where id = $1", [PostgresValue(Int64(12_345))])
             #expect(try row.decode(String.self, row: 0, column: 0) == "label 12345 ✓")
             #expect(try row.decode(Decimal.self, row: 0, column: 1) == Decimal(string: "123.45", locale: nil))
             #expect(try row.decode(Date.self, row: 0, column: 2) == start.addingTimeInterval(12_345))

@@ -10,7 +10,8 @@ import Testing
             for n in 0..<999 {
                 statements.append(
                     PipelineStatement(
-                        "insert into t (n, label) values ($1, $2)", [try PostgresValue(Int64(n)), try PostgresValue("row \(n)")]))
+                        "insert into t (n, label) values ($1, $2)",
+                        [try PostgresValue(Int64(n)), try PostgresValue("row \(n)")]))
             }
             statements.append(PipelineStatement("select count(*), sum(n) from t"))
             let results = try connection.pipeline(statements)
@@ -45,6 +46,19 @@ import Testing
             #expect(try connection.query("select count(*) from t").decode(Int64.self, row: 0, column: 0) == 0)
             let again = try connection.pipeline([PipelineStatement("select $1::int4", [PostgresValue(Int32(7))])])
             #expect(try again[0].decode(Int32.self, row: 0, column: 0) == 7)
+        }
+    }
+
+    @Test func unencodableStatementLeavesConnectionUsable() throws {
+        try TestDatabase.withSchema { connection, _ in
+            let tooMany = [PostgresValue](repeating: .null(.int4), count: 70_000)
+            do {
+                _ = try connection.pipeline([PipelineStatement("select 1"), PipelineStatement("select 2", tooMany)])
+                Issue.record("70,000 parameters must be rejected")
+            } catch let error as LibPQError {
+                #expect(error.code == .encoding)
+            }
+            #expect(try connection.query("select 3").decode(Int32.self, row: 0, column: 0) == 3)
         }
     }
 

@@ -58,9 +58,13 @@ import Testing
     @Test func timestamps() throws {
         try TestDatabase.withSchema { connection, _ in
             try connection.execute("SET TimeZone = 'UTC'; SET DateStyle = 'SQL, DMY'")  // binary ignores DateStyle
-            try check(connection, date(micros: -2_208_988_800_000_001), equals: "'1899-12-31 23:59:59.999999+00'::timestamptz")
-            try check(connection, date(micros: 2_147_483_648_123_456), equals: "'2038-01-19 03:14:08.123456+00'::timestamptz")
-            try check(connection, date(micros: 4_102_444_800_654_321), equals: "'2100-01-01 00:00:00.654321+00'::timestamptz")
+            try check(
+                connection, date(micros: -2_208_988_800_000_001), equals: "'1899-12-31 23:59:59.999999+00'::timestamptz"
+            )
+            try check(
+                connection, date(micros: 2_147_483_648_123_456), equals: "'2038-01-19 03:14:08.123456+00'::timestamptz")
+            try check(
+                connection, date(micros: 4_102_444_800_654_321), equals: "'2100-01-01 00:00:00.654321+00'::timestamptz")
             let result = try connection.query("select 'infinity'::timestamptz")
             #expect(throws: LibPQError.self) { try result.decode(Date.self, row: 0, column: 0) }
         }
@@ -126,11 +130,13 @@ import Testing
                 [PostgresValue(ids), PostgresValue(names), PostgresValue(tags)])
             #expect(inserted.affectedRows == 50)
             let wanted: [Int64] = [3, 7, 49, 1000]
-            let result = try connection.query("select id, name from item where id = any($1) order by id", [PostgresValue(wanted)])
+            let result = try connection.query(
+                "select id, name from item where id = any($1) order by id", [PostgresValue(wanted)])
             #expect(result.rowCount == 3)
             #expect(try (0..<3).map { try result.decode(Int64.self, row: $0, column: 0) } == [3, 7, 49])
             #expect(try result.decode(String.self, row: 1, column: 1) == "item 7 ✓")
-            let byTag = try connection.query("select count(*) from item where tag = any($1)", [PostgresValue(Array(tags[0..<5]))])
+            let byTag = try connection.query(
+                "select count(*) from item where tag = any($1)", [PostgresValue(Array(tags[0..<5]))])
             #expect(try byTag.decode(Int64.self, row: 0, column: 0) == 5)
         }
     }

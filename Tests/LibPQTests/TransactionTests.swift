@@ -13,7 +13,9 @@ import Testing
             try connection.execute("create table t (n int)")
             let value = try connection.withTransaction(isolation: .serializable) { connection in
                 #expect(connection.transactionStatus == .inTransaction)
-                #expect(try connection.query("show transaction_isolation").decode(String.self, row: 0, column: 0) == "serializable")
+                #expect(
+                    try connection.query("show transaction_isolation").decode(String.self, row: 0, column: 0)
+                        == "serializable")
                 try connection.query("insert into t values (1)")
                 return 7
             }

@@ -2,7 +2,8 @@ import CLibPQ
 
 extension Connection {
     /// The binary COPY signature: `PGCOPY\n\377\r\n\0`, then flags (0) and header extension length (0).
-    private static let copyHeader: [UInt8] = [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
+    private static let copyHeader: [UInt8] =
+        [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
         + [0, 0, 0, 0] + [0, 0, 0, 0]
     /// Bytes gathered before each `PQputCopyData` call.
     private static let copyChunkSize = 256 * 1024

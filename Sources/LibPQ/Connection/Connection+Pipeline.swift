@@ -30,13 +30,24 @@ extension Connection {
             _ = PQsetnonblocking(handle, 0)
             _ = PQexitPipelineMode(handle)
         }
-        for statement in statements {
-            let sent = try withParameters(statement.parameters) { count, types, values, lengths, formats in
-                PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
+        var sent = 0
+        do {
+            for statement in statements {
+                let accepted = try withParameters(statement.parameters) { count, types, values, lengths, formats in
+                    PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
+                }
+                guard accepted == 1 else { throw pipelineSendError(handle, statement.sql) }
+                sent += 1
             }
-            guard sent == 1 else { throw pipelineSendError(handle, statement.sql) }
+            guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
+        } catch {
+            // Finish the half-sent pipeline (sync and read its results) so the connection can leave
+            // pipeline mode and stay usable.
+            if sent > 0, PQstatus(handle) == CONNECTION_OK, PQpipelineSync(handle) == 1 {
+                _ = try? collectPipelineResults(handle, Array(statements.prefix(sent)))
+            }
+            throw error
         }
-        guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
         return try collectPipelineResults(handle, statements)
     }
 

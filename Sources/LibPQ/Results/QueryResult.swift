@@ -72,7 +72,9 @@ public final class QueryResult: @unchecked Sendable {
         let r = Int32(row)
         let c = Int32(column)
         let length = Int(PQgetlength(result, r, c))
-        guard let pointer = PQgetvalue(result, r, c) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let pointer = PQgetvalue(result, r, c) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         return try body(UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length))
     }
 
