@@ -102,6 +102,8 @@ func date(micros: Int64) -> Date {
         #expect(throws: LibPQError.self) { try PostgresValue(Date(timeIntervalSince1970: .infinity)) }
         let infinity = PostgresValue(type: .timestamptz, bytes: [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
         #expect(throws: LibPQError.self) { try infinity.decode(Date.self) }
+        let outOfRange = PostgresValue(type: .timestamptz, bytes: [0x80, 0, 0, 0, 0, 0, 0, 1])
+        #expect(throws: LibPQError.self) { try outOfRange.decode(Date.self) }
     }
 
     @Test(arguments: [

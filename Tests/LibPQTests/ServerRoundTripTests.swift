@@ -81,6 +81,20 @@ import Testing
         }
     }
 
+    @Test func randomNumericsMatchTheServersParsing() throws {
+        try TestDatabase.withSchema { connection, _ in
+            var random = SeededGenerator(seed: RandomizedCodecTests.seed)
+            let values = try (0..<500).map { _ in try #require(RandomizedCodecTests.randomDecimal(&random)) }
+            let texts = values.map { "\($0)" }
+            let result = try connection.query(
+                "select bool_and(a = b::numeric), array_agg(a order by n) "
+                    + "from unnest($1::numeric[], $2::text[]) with ordinality as x(a, b, n)",
+                [PostgresValue(values), PostgresValue(texts)])
+            #expect(try result.decode(Bool.self, row: 0, column: 0), "seed \(RandomizedCodecTests.seed)")
+            #expect(try result.decode([Decimal].self, row: 0, column: 1) == values)
+        }
+    }
+
     @Test func numericComputedByTheServer() throws {
         try TestDatabase.withSchema { connection, _ in
             let result = try connection.query("select 1.2e40::numeric, 1234e-30::numeric, 'NaN'::numeric")

@@ -29,6 +29,8 @@ extension Date: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
         guard micros != .max, micros != .min else {
             throw LibPQError(.decoding, "cannot decode timestamptz \(micros > 0 ? "" : "-")infinity as Date")
         }
-        return Date(timeIntervalSinceReferenceDate: Double(micros - postgresEpochOffsetMicroseconds) / 1_000_000)
+        let (sinceReference, overflow) = micros.subtractingReportingOverflow(postgresEpochOffsetMicroseconds)
+        guard !overflow else { throw LibPQError.malformed(type, Date.self, "timestamp out of range") }
+        return Date(timeIntervalSinceReferenceDate: Double(sinceReference) / 1_000_000)
     }
 }
