@@ -1,0 +1,52 @@
+import Foundation
+import LibPQ
+import Testing
+
+@Suite struct CopyTests {
+    @Test func binaryCopyOfHundredThousandRows() throws {
+        try TestDatabase.withSchema { connection, _ in
+            try connection.execute(
+                "create table measurement (id bigint, label text, amount numeric, at timestamptz, ok boolean)")
+            let start = date(micros: 1_700_000_000_000_000)
+            var rows: [[PostgresValue]] = []
+            rows.reserveCapacity(100_000)
+            for i in 0..<100_000 {
+                rows.append([
+                    try PostgresValue(Int64(i)),
+                    try PostgresValue("label \(i) ✓"),
+                    try PostgresValue(Decimal(i) / 100),
+                    try PostgresValue(start.addingTimeInterval(Double(i))),
+                    i % 10 == 0 ? .null(.bool) : try PostgresValue(i % 2 == 1),
+                ])
+            }
+            let copied = try connection.copyInBinary(
+                #"COPY "measurement" ("id", "label", "amount", "at", "ok") FROM STDIN (FORMAT binary)"#, rows: rows)
+            #expect(copied == 100_000)
+            let count = try connection.query("select count(*), count(ok) from measurement")
+            #expect(try count.decode(Int64.self, row: 0, column: 0) == 100_000)
+            #expect(try count.decode(Int64.self, row: 0, column: 1) == 90_000)
+            let row = try connection.query(
+                "select label, amount, at, ok from measurement where id = $1", [PostgresValue(Int64(12_345))])
+            #expect(try row.decode(String.self, row: 0, column: 0) == "label 12345 ✓")
+            #expect(try row.decode(Decimal.self, row: 0, column: 1) == Decimal(string: "123.45", locale: nil))
+            #expect(try row.decode(Date.self, row: 0, column: 2) == start.addingTimeInterval(12_345))
+            #expect(try row.decode(Bool?.self, row: 0, column: 3) == true)
+        }
+    }
+
+    @Test func rejectedRowRollsBackAndLeavesConnectionUsable() throws {
+        try TestDatabase.withSchema { connection, _ in
+            try connection.execute("create table t (n integer not null)")
+            let rows = [[try PostgresValue(Int32(1))], [PostgresValue.null(.int4)]]
+            do {
+                try connection.copyInBinary("COPY t (n) FROM STDIN (FORMAT binary)", rows: rows)
+                Issue.record("NULL into a NOT NULL column must fail")
+            } catch let error as DatabaseError {
+                #expect(error.sqlState == .notNullViolation)
+            }
+            #expect(try connection.query("select count(*) from t").decode(Int64.self, row: 0, column: 0) == 0)
+            #expect(throws: LibPQError.self) { try connection.copyInBinary("select 1", rows: [[PostgresValue]]()) }
+            #expect(try connection.query("select 2").decode(Int32.self, row: 0, column: 0) == 2)
+        }
+    }
+}
