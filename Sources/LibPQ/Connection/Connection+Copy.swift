@@ -1,0 +1,95 @@
+import CLibPQ
+
+extension Connection {
+    /// The binary COPY signature: `PGCOPY\n\377\r\n\0`, then flags (0) and header extension length (0).
+    private static let copyHeader: [UInt8] = [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
+        + [0, 0, 0, 0] + [0, 0, 0, 0]
+    /// Bytes gathered before each `PQputCopyData` call.
+    private static let copyChunkSize = 256 * 1024
+
+    /// Streams rows into a table with `COPY ... FROM STDIN (FORMAT binary)` and returns the rows copied.
+    ///
+    /// Each row's values must match the column list of `copySQL` in order and type (the server checks the
+    /// binary representation against the column type, so `Int64` values go to `bigint` columns).
+    /// ```swift
+    /// try connection.copyInBinary(#"COPY "point" ("x", "y") FROM STDIN (FORMAT binary)"#, rows: rows)
+    /// ```
+    /// - Throws: ``DatabaseError`` when the server rejects the COPY or a row (nothing is copied then);
+    ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN or a row is malformed,
+    ///   `.connectionLost`, `.connectionClosed`.
+    @discardableResult
+    public func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>) throws -> Int {
+        let handle = try requireHandle()
+        guard let start = PQexec(handle, copySQL) else { throw clientError(handle, "starting COPY") }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            if PQresultStatus(start) == PGRES_COPY_OUT || PQresultStatus(start) == PGRES_COPY_BOTH {
+                PQclear(start)
+                abandonCopy(handle)
+                throw LibPQError(.copyFailed, "copyInBinary needs COPY ... FROM STDIN, got another COPY")
+            }
+            _ = try check(start, handle: handle, sql: copySQL)
+            throw LibPQError(.copyFailed, "the statement did not start a COPY FROM STDIN: \(copySQL)")
+        }
+        PQclear(start)
+        do {
+            try sendCopyRows(handle, rows)
+        } catch {
+            // Abort the COPY so the server rolls it back, then leave the connection idle.
+            _ = PQputCopyEnd(handle, "aborted by the client: \(error)")
+            while let result = PQgetResult(handle) { PQclear(result) }
+            throw error
+        }
+        guard PQputCopyEnd(handle, nil) == 1 else { throw clientError(handle, "ending COPY") }
+        var copied = 0
+        var failure: (any Error)?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                copied = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+                PQclear(result)
+            } else {
+                if failure == nil { failure = error(from: result, handle: handle, sql: copySQL) }
+                PQclear(result)
+            }
+        }
+        if let failure { throw failure }
+        return copied
+    }
+
+    /// Writes the header, each row as a tuple, and the trailer in chunks.
+    private func sendCopyRows(_ handle: OpaquePointer, _ rows: some Sequence<[PostgresValue]>) throws {
+        var buffer = Self.copyHeader
+        buffer.reserveCapacity(Self.copyChunkSize + 64 * 1024)
+        var rowNumber = 0
+        for row in rows {
+            guard let fieldCount = Int16(exactly: row.count) else {
+                throw LibPQError(.copyFailed, "row \(rowNumber) has \(row.count) values; COPY allows 32,767")
+            }
+            buffer.appendBigEndian(fieldCount)
+            for value in row {
+                if let bytes = value.bytes {
+                    guard let length = Int32(exactly: bytes.count) else {
+                        throw LibPQError(.copyFailed, "a value in row \(rowNumber) is larger than 2 GiB")
+                    }
+                    buffer.appendBigEndian(length)
+                    buffer.append(contentsOf: bytes)
+                } else {
+                    buffer.appendBigEndian(Int32(-1))
+                }
+            }
+            rowNumber += 1
+            if buffer.count >= Self.copyChunkSize {
+                try putCopyData(handle, buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        buffer.appendBigEndian(Int16(-1))
+        try putCopyData(handle, buffer)
+    }
+
+    private func putCopyData(_ handle: OpaquePointer, _ bytes: [UInt8]) throws {
+        let sent = bytes.withUnsafeBytes { raw in
+            PQputCopyData(handle, raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(raw.count))
+        }
+        guard sent == 1 else { throw clientError(handle, "sending COPY data") }
+    }
+}

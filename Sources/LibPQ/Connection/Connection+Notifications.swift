@@ -1,0 +1,60 @@
+import CLibPQ
+
+extension Connection {
+    /// Starts listening on `channel` (`LISTEN "channel"`; the name is quoted, so it is case-sensitive).
+    ///
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    public func listen(_ channel: String) throws {
+        try execute("LISTEN \(Connection.quoteIdentifier(channel))")
+    }
+
+    /// Stops listening on `channel` (`UNLISTEN "channel"`).
+    ///
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    public func unlisten(_ channel: String) throws {
+        try execute("UNLISTEN \(Connection.quoteIdentifier(channel))")
+    }
+
+    /// Sends a notification with `pg_notify($1, $2)`; inside a transaction it is delivered at COMMIT.
+    ///
+    /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError``.
+    public func notify(_ channel: String, payload: String = "") throws {
+        try query("select pg_notify($1, $2)", [PostgresValue(channel), PostgresValue(payload)])
+    }
+
+    /// Returns the notifications that arrived, waiting up to `timeout` for the first one.
+    ///
+    /// Returns at once when notifications are already queued, and an empty array when none arrives in
+    /// time. Waiting uses `poll()` on the connection's socket, so no CPU is spent.
+    /// - Throws: ``LibPQError`` `.connectionLost` or `.connectionClosed`.
+    public func waitForNotifications(timeout: Duration) throws -> [Notification] {
+        let handle = try requireHandle()
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            guard PQconsumeInput(handle) == 1 else { throw clientError(handle, "reading notifications") }
+            let received = drainNotifications(handle)
+            if !received.isEmpty { return received }
+            let remaining = clock.now.duration(to: deadline)
+            if remaining <= .zero { return [] }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = min(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1, Int64(Int32.max))
+            _ = try waitForSocket(handle, timeoutMilliseconds: Int32(milliseconds))
+        }
+    }
+
+    /// Takes every queued notification from libpq (`PQnotifies`), freeing each.
+    private func drainNotifications(_ handle: OpaquePointer) -> [Notification] {
+        var received: [Notification] = []
+        while let notify = PQnotifies(handle) {
+            let value = notify.pointee
+            received.append(
+                Notification(
+                    channel: value.relname.map { String(cString: $0) } ?? "",
+                    payload: value.extra.map { String(cString: $0) } ?? "",
+                    pid: value.be_pid))
+            PQfreemem(notify)
+        }
+        return received
+    }
+}

@@ -1,0 +1,92 @@
+import CLibPQ
+
+extension Connection {
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK (then rethrow) when it throws.
+    ///
+    /// ```swift
+    /// try connection.withTransaction(isolation: .serializable) { connection in
+    ///     try connection.query("update account set balance = balance - $1 where id = $2", [amount, id])
+    /// }
+    /// ```
+    /// Called inside a transaction it uses a savepoint instead (the isolation level and `readOnly` of the
+    /// outer transaction apply). If `body` swallowed a server error, the transaction cannot commit: it is
+    /// rolled back and `.transactionAborted` is thrown.
+    /// - Throws: whatever `body` throws; ``DatabaseError`` from BEGIN/COMMIT (e.g. a serialization
+    ///   failure); ``LibPQError`` `.commitOutcomeUnknown` when the connection broke while COMMIT was in
+    ///   flight (the transaction may or may not have committed; it is never retried here),
+    ///   `.connectionLost`, `.connectionClosed` or `.transactionAborted`.
+    public func withTransaction<T>(
+        isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (Connection) throws -> T
+    ) throws -> T {
+        let handle = try requireHandle()
+        if PQtransactionStatus(handle) == PQTRANS_INTRANS {
+            return try withSavepoint(body)
+        }
+        var begin = "BEGIN"
+        if let isolation { begin += " ISOLATION LEVEL \(isolation.sql)" }
+        if readOnly { begin += " READ ONLY" }
+        try execute(begin)
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        try commit()
+        return value
+    }
+
+    /// COMMIT, telling a lost reply apart from a failed commit.
+    private func commit() throws {
+        let handle = try requireHandle()
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_INTRANS:
+            break
+        case PQTRANS_INERROR:
+            rollbackQuietly()
+            throw LibPQError(
+                .transactionAborted,
+                "the transaction failed earlier (an error was caught inside it) and was rolled back")
+        default:
+            // Broken before COMMIT was sent: the server rolls back an abandoned transaction.
+            throw clientError(handle, "the transaction (before COMMIT; nothing was committed)")
+        }
+        do {
+            try execute("COMMIT")
+        } catch let error as LibPQError where error.code == .connectionLost {
+            throw LibPQError(
+                .commitOutcomeUnknown,
+                "the connection was lost while COMMIT was in flight; the transaction may or may not have "
+                    + "committed: \(error.message)")
+        }
+    }
+
+    /// Runs `body` under a savepoint of the current transaction.
+    private func withSavepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+        let name = Connection.quoteIdentifier("libpq_savepoint_\(savepointDepth())")
+        try execute("SAVEPOINT \(name)")
+        do {
+            let value = try body(self)
+            try execute("RELEASE SAVEPOINT \(name)")
+            return value
+        } catch {
+            if !isBroken { try? execute("ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)") }
+            throw error
+        }
+    }
+
+    /// A counter for unique savepoint names; nesting depth is enough since names are released in order.
+    private func savepointDepth() -> Int {
+        nextSavepoint += 1
+        return nextSavepoint
+    }
+
+    /// ROLLBACK if the connection still works; errors are ignored because the caller rethrows the cause.
+    private func rollbackQuietly() {
+        guard let handle, PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else {
+            return
+        }
+        try? execute("ROLLBACK")
+    }
+}

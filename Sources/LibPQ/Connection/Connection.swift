@@ -1,0 +1,130 @@
+import CLibPQ
+
+/// One libpq connection to a PostgreSQL server: synchronous, used by one thread at a time.
+///
+/// Parameters and results use PostgreSQL's binary format, so results never depend on `DateStyle` or
+/// other session settings.
+/// ```swift
+/// let connection = try Connection("postgresql://app@localhost/app")
+/// let result = try connection.query("select $1::int8 + 1", [PostgresValue(Int64(41))])
+/// let answer = try result.decode(Int64.self, row: 0, column: 0)   // 42
+/// ```
+/// A closed connection throws ``LibPQError`` `.connectionClosed`; one whose server went away throws
+/// `.connectionLost` and reports ``isBroken``; ``reset()`` reconnects it.
+public final class Connection {
+    /// The libpq handle; `nil` once closed, so later calls throw instead of touching freed memory.
+    var handle: OpaquePointer?
+    /// The SQL of statements prepared on this session, for error messages.
+    var preparedStatements: [String: String] = [:]
+    /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
+    var nextSavepoint = 0
+    /// How the connection was configured (its description hides the password).
+    public let configuration: ConnectionConfiguration
+
+    /// Connects (blocking) with a parsed configuration.
+    ///
+    /// - Throws: ``LibPQError`` `.connectionFailed` with libpq's message when no server accepts.
+    public init(_ configuration: ConnectionConfiguration) throws {
+        self.configuration = configuration
+        guard let handle = PQconnectdb(configuration.conninfo) else {
+            throw LibPQError(.connectionFailed, "libpq could not allocate a connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+            PQfinish(handle)
+            throw LibPQError(.connectionFailed, "could not connect (\(configuration)): \(message)")
+        }
+        // Server notices (e.g. "there is no transaction in progress") are not errors; keep stderr quiet.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        self.handle = handle
+    }
+
+    /// Parses `conninfo` and connects.
+    ///
+    /// - Throws: ``LibPQError`` `.invalidConnectionString` or `.connectionFailed`.
+    public convenience init(_ conninfo: String) throws {
+        try self.init(ConnectionConfiguration(conninfo))
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Whether the connection is closed or its server connection is gone (`PQstatus == CONNECTION_BAD`).
+    public var isBroken: Bool {
+        guard let handle else { return true }
+        return PQstatus(handle) == CONNECTION_BAD
+    }
+
+    /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.
+    public var transactionStatus: TransactionStatus {
+        guard let handle else { return .unknown }
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: return .idle
+        case PQTRANS_ACTIVE: return .active
+        case PQTRANS_INTRANS: return .inTransaction
+        case PQTRANS_INERROR: return .inError
+        default: return .unknown
+        }
+    }
+
+    /// The process ID of the server backend serving this connection; 0 when closed.
+    public var backendPID: Int32 {
+        guard let handle else { return 0 }
+        return PQbackendPID(handle)
+    }
+
+    /// The server's version as an integer, e.g. 150004 for 15.4; 0 when closed or broken.
+    public var serverVersion: Int {
+        guard let handle else { return 0 }
+        return Int(PQserverVersion(handle))
+    }
+
+    /// Reconnects with the same parameters (`PQreset`); prepared statements and session state are gone.
+    ///
+    /// - Throws: ``LibPQError`` `.connectionClosed` after ``close()``, `.connectionFailed` when reconnecting
+    ///   fails.
+    public func reset() throws {
+        let handle = try requireHandle()
+        preparedStatements = [:]
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw LibPQError(.connectionFailed, "could not reconnect: \(errorMessage(handle))")
+        }
+    }
+
+    /// Closes the connection (`PQfinish`); calling it again does nothing.
+    ///
+    /// Every later call throws ``LibPQError`` `.connectionClosed`.
+    public func close() {
+        guard let handle else { return }
+        self.handle = nil
+        preparedStatements = [:]
+        PQfinish(handle)
+    }
+
+    // MARK: - Internals shared by the extensions
+
+    /// The open handle, or the error for a closed connection.
+    func requireHandle() throws -> OpaquePointer {
+        guard let handle else { throw LibPQError(.connectionClosed, "the connection was closed") }
+        return handle
+    }
+
+    /// libpq's last error message for the connection, without its trailing newline.
+    func errorMessage(_ handle: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+    }
+
+    /// The error for a libpq call that failed without a server error: lost connection or a protocol problem.
+    func clientError(_ handle: OpaquePointer, _ what: String) -> LibPQError {
+        if PQstatus(handle) == CONNECTION_BAD {
+            return LibPQError(.connectionLost, "connection lost during \(what): \(errorMessage(handle))")
+        }
+        return LibPQError(.protocolViolation, "\(what) failed: \(errorMessage(handle))")
+    }
+}
+
+/// A connection is used by one thread at a time; share a pool (or a store), not a connection.
+@available(*, unavailable)
+extension Connection: Sendable {}

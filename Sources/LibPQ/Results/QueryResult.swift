@@ -1,0 +1,108 @@
+import CLibPQ
+
+/// The finished result of one statement: rows of binary cells, immutable.
+///
+/// Read cells with ``decode(_:row:column:)``:
+/// ```swift
+/// let result = try connection.query("select id, name from person")
+/// for row in 0..<result.rowCount {
+///     let id = try result.decode(Int64.self, row: row, column: 0)
+///     let name = try result.decodeIfPresent(String.self, row: row, column: 1)
+/// }
+/// ```
+/// Row and column indexes must be in range (`0..<rowCount`, `0..<columnCount`); an index out of range
+/// reads as NULL rather than crashing.
+public final class QueryResult: @unchecked Sendable {
+    // @unchecked: the PGresult is owned exclusively by this object, never mutated after init (libpq's
+    // accessors only read it), and freed in deinit; all stored properties are `let`.
+    private let result: OpaquePointer
+
+    /// The number of rows.
+    public let rowCount: Int
+    /// The number of columns.
+    public let columnCount: Int
+    /// The result's columns in order.
+    public let columns: [Column]
+    /// The number of rows the command affected (`PQcmdTuples`); 0 when the command reports none.
+    public let affectedRows: Int
+    /// The command tag, e.g. `INSERT 0 3` or `SELECT 10` (`PQcmdStatus`).
+    public let commandTag: String
+
+    /// Takes ownership of a finished, successful result.
+    init(taking result: OpaquePointer) {
+        self.result = result
+        rowCount = Int(PQntuples(result))
+        columnCount = Int(PQnfields(result))
+        columns = (0..<Int32(PQnfields(result))).map { index in
+            Column(
+                name: PQfname(result, index).map { String(cString: $0) } ?? "",
+                type: PostgresType(rawValue: PQftype(result, index)))
+        }
+        affectedRows = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+        commandTag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+    }
+
+    deinit { PQclear(result) }
+
+    private func inRange(_ row: Int, _ column: Int) -> Bool {
+        row >= 0 && row < rowCount && column >= 0 && column < columnCount
+    }
+
+    /// The index of the first column called `name`, or `nil`.
+    public func columnIndex(named name: String) -> Int? {
+        columns.firstIndex { $0.name == name }
+    }
+
+    /// Whether the cell is SQL NULL (or out of range).
+    public func isNull(row: Int, column: Int) -> Bool {
+        !inRange(row, column) || PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
+
+    /// A copy of the cell with its column's type.
+    public func value(row: Int, column: Int) -> PostgresValue {
+        let type = column >= 0 && column < columnCount ? columns[column].type : .unspecified
+        return withBytes(row: row, column: column) { bytes in
+            PostgresValue(type: type, bytes: bytes.map { [UInt8]($0) })
+        }
+    }
+
+    /// Calls `body` with the cell's binary bytes (valid only inside `body`), or `nil` for NULL.
+    public func withBytes<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        guard !isNull(row: row, column: column) else { return try body(nil) }
+        let r = Int32(row)
+        let c = Int32(column)
+        let length = Int(PQgetlength(result, r, c))
+        guard let pointer = PQgetvalue(result, r, c) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length))
+    }
+
+    /// Decodes a cell; NULL only decodes into an `Optional` type.
+    ///
+    /// - Throws: ``LibPQError`` `.decoding` naming the column, its server type and the Swift type when the
+    ///   cell is NULL (for a non-optional type) or does not fit.
+    public func decode<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T {
+        guard inRange(row, column) else {
+            throw LibPQError(.decoding, "cell (\(row), \(column)) is outside the result (\(rowCount)x\(columnCount))")
+        }
+        let serverType = columns[column].type
+        do {
+            return try withBytes(row: row, column: column) { bytes in
+                guard let bytes else { return try T.decodeNull(type: serverType) }
+                return try T.decode(from: bytes, type: serverType)
+            }
+        } catch let error as LibPQError {
+            throw LibPQError(
+                .decoding,
+                "column \"\(columns[column].name)\" (\(serverType)) row \(row) as \(T.self): \(error.message)")
+        }
+    }
+
+    /// Decodes a cell, giving `nil` for NULL.
+    ///
+    /// - Throws: ``LibPQError`` `.decoding` naming the column, its server type and the Swift type when the
+    ///   cell does not fit.
+    public func decodeIfPresent<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T? {
+        if inRange(row, column), isNull(row: row, column: column) { return nil }
+        return try decode(T.self, row: row, column: column)
+    }
+}
