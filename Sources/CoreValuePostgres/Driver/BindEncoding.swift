@@ -1,0 +1,99 @@
+import CoreValue
+import Foundation
+import LibPQ
+
+/// Converts driver-independent binds to the driver's wire values, at execution time only.
+enum BindEncoding {
+    /// The wire type of a column type.
+    static func postgresType(of type: AttributeType) -> PostgresType {
+        switch type {
+        case .int16: return .int2
+        case .int32: return .int4
+        case .int64: return .int8
+        case .float: return .float4
+        case .double: return .float8
+        case .bool: return .bool
+        case .string: return .text
+        case .data: return .bytea
+        case .date: return .timestamptz
+        case .decimal: return .numeric
+        case .uuid: return .uuid
+        }
+    }
+
+    /// The wire value of a bind.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidValue`` when an element does not have the bind's type;
+    ///   the driver's encoding error otherwise.
+    static func postgresValue(_ bind: SQLBind) throws -> PostgresValue {
+        switch bind {
+        case .scalar(let type, let value): return try scalar(value, type)
+        case .array(let type, let values): return try array(values, type)
+        }
+    }
+
+    private static func scalar(_ value: AttributeValue, _ type: AttributeType) throws -> PostgresValue {
+        switch value {
+        case .null: return .null(postgresType(of: type))
+        case .int16(let number): return try PostgresValue(number)
+        case .int32(let number): return try PostgresValue(number)
+        case .int64(let number): return try PostgresValue(number)
+        case .float(let number): return try PostgresValue(number)
+        case .double(let number): return try PostgresValue(number)
+        case .bool(let flag): return try PostgresValue(flag)
+        case .string(let text): return try PostgresValue(text)
+        case .data(let bytes): return try PostgresValue(bytes)
+        case .date(let date): return try PostgresValue(date)
+        case .decimal(let number): return try PostgresValue(number)
+        case .uuid(let uuid): return try PostgresValue(uuid)
+        }
+    }
+
+    private static func array(_ values: [AttributeValue], _ type: AttributeType) throws -> PostgresValue {
+        func elements<T>(_ extract: (AttributeValue) -> T?) throws -> [T?] {
+            try values.map { value in
+                if value.isNull { return nil }
+                guard let element = extract(value) else {
+                    throw PostgresStoreError(
+                        .invalidValue, "an array of \(type.rawValue) holds a \(value.type?.rawValue ?? "null")")
+                }
+                return element
+            }
+        }
+        switch type {
+        case .int16: return try PostgresValue(elements { if case .int16(let v) = $0 { v } else { nil } })
+        case .int32: return try PostgresValue(elements { if case .int32(let v) = $0 { v } else { nil } })
+        case .int64: return try PostgresValue(elements { if case .int64(let v) = $0 { v } else { nil } })
+        case .float: return try PostgresValue(elements { if case .float(let v) = $0 { v } else { nil } })
+        case .double: return try PostgresValue(elements { if case .double(let v) = $0 { v } else { nil } })
+        case .bool: return try PostgresValue(elements { if case .bool(let v) = $0 { v } else { nil } })
+        case .string: return try PostgresValue(elements { if case .string(let v) = $0 { v } else { nil } })
+        case .data: return try PostgresValue(elements { if case .data(let v) = $0 { v } else { nil } })
+        case .date: return try PostgresValue(elements { if case .date(let v) = $0 { v } else { nil } })
+        case .decimal: return try PostgresValue(elements { if case .decimal(let v) = $0 { v } else { nil } })
+        case .uuid: return try PostgresValue(elements { if case .uuid(let v) = $0 { v } else { nil } })
+        }
+    }
+
+    /// Reads one result cell as an attribute value of a column type (`.null` for SQL NULL).
+    ///
+    /// - Throws: The driver's decoding error when the cell does not hold that type.
+    static func attributeValue(_ result: QueryResult, row: Int, column: Int, type: AttributeType) throws
+        -> AttributeValue
+    {
+        if result.isNull(row: row, column: column) { return .null }
+        switch type {
+        case .int16: return .int16(try result.decode(Int16.self, row: row, column: column))
+        case .int32: return .int32(try result.decode(Int32.self, row: row, column: column))
+        case .int64: return .int64(try result.decode(Int64.self, row: row, column: column))
+        case .float: return .float(try result.decode(Float.self, row: row, column: column))
+        case .double: return .double(try result.decode(Double.self, row: row, column: column))
+        case .bool: return .bool(try result.decode(Bool.self, row: row, column: column))
+        case .string: return .string(try result.decode(String.self, row: row, column: column))
+        case .data: return .data(try result.decode(Data.self, row: row, column: column))
+        case .date: return .date(try result.decode(Date.self, row: row, column: column))
+        case .decimal: return .decimal(try result.decode(Decimal.self, row: row, column: column))
+        case .uuid: return .uuid(try result.decode(UUID.self, row: row, column: column))
+        }
+    }
+}

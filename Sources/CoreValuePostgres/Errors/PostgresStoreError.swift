@@ -1,0 +1,56 @@
+import CoreValue
+
+/// An error of the PostgreSQL store that is not a server error: a value that cannot be sent, a database
+/// that does not match the model, a migration problem, a pool or configuration problem.
+///
+/// Switch over ``code``; new codes may be added without breaking existing code.
+public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of error this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String, Hashable, Sendable {
+            case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
+            case poolClosed, unexpectedResult
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// A value cannot be stored, e.g. text containing a NUL character (PostgreSQL text cannot hold one).
+        public static let invalidValue = Code(.invalidValue)
+        /// The database's tables do not match the model; ``PostgresStoreError/mismatches`` lists every one.
+        public static let schemaMismatch = Code(.schemaMismatch)
+        /// An already-applied migration file was edited (its checksum changed).
+        public static let migrationChanged = Code(.migrationChanged)
+        /// A migration file or directory is unusable (bad name, duplicate version, unreadable).
+        public static let invalidMigration = Code(.invalidMigration)
+        /// A store or pool setting is invalid.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// The connection pool was closed.
+        public static let poolClosed = Code(.poolClosed)
+        /// The server returned something the store did not expect.
+        public static let unexpectedResult = Code(.unexpectedResult)
+
+        /// The code's name.
+        public var description: String { value.rawValue }
+    }
+
+    /// What kind of error this is.
+    public var code: Code
+    /// What was wrong, naming the entity, key, file or setting.
+    public var message: String
+    /// For ``Code/schemaMismatch``: every difference between the database and the model.
+    public var mismatches: [String]
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, mismatches: [String] = []) {
+        self.code = code
+        self.message = message
+        self.mismatches = mismatches
+    }
+
+    /// `<code>: message`, followed by the mismatches one per line.
+    public var description: String {
+        var text = "\(code): \(message)"
+        for mismatch in mismatches { text += "\n  - " + mismatch }
+        return text
+    }
+}

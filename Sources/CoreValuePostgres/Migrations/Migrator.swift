@@ -1,0 +1,144 @@
+import CoreValue
+import Foundation
+import LibPQ
+
+/// Applies versioned migration files to a database, once, in order, under an advisory lock.
+///
+/// ```swift
+/// let migrator = try Migrator(url: url, schema: "app")
+/// let applied = try migrator.migrate(try Migration.load(from: URL(fileURLWithPath: "migrations")))
+/// ```
+///
+/// Many processes may migrate at once: each takes a session advisory lock (keyed by the schema) on a
+/// dedicated connection, so exactly one applies the pending files while the others wait and then find
+/// nothing to do. Each file runs in its own transaction (with the schema as `search_path`) and is recorded
+/// with its SHA-256 in `_corevalue_migrations`. An applied file whose contents changed is an error.
+public struct Migrator: Sendable {
+    /// The name of the table that records applied migrations.
+    public static let historyTable = "_corevalue_migrations"
+    /// Where to connect.
+    public let configuration: ConnectionConfiguration
+    /// The schema to migrate (created if missing), or `nil` for the search path's first schema.
+    public let schema: String?
+
+    /// Creates a migrator.
+    public init(configuration: ConnectionConfiguration, schema: String? = nil) {
+        self.configuration = configuration
+        self.schema = schema
+    }
+
+    /// Creates a migrator from a URL or `key=value` connection string.
+    ///
+    /// - Throws: The driver's error for a malformed connection string.
+    public init(url: String, schema: String? = nil) throws {
+        self.init(configuration: try ConnectionConfiguration(url), schema: schema)
+    }
+
+    /// Applies the pending migrations and returns them (empty when there was nothing to do).
+    ///
+    /// - Throws: ``PostgresStoreError/Code/migrationChanged`` naming an applied file whose checksum changed
+    ///   (nothing is applied then); `DatabaseError` from a failing file (that file is rolled back, the files
+    ///   before it stay applied); connection errors.
+    public func migrate(_ migrations: [Migration]) throws -> [Migration] {
+        let connection = try Connection(configuration)
+        defer { connection.close() }
+        let lock: SQL = "SELECT pg_advisory_lock(\(bind: .int64(lockKey)))"
+        try connection.query(lock.text, try lock.binds.map(BindEncoding.postgresValue))
+        if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLIdentifier.quote(schema))") }
+        try connection.execute(
+            "CREATE TABLE IF NOT EXISTS \(history.quoted) (version bigint PRIMARY KEY, name text NOT NULL, "
+                + "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        let applied = try appliedMigrations(connection)
+        try checkChecksums(migrations, applied: applied)
+        var done: [Migration] = []
+        for migration in migrations where applied[migration.version] == nil {
+            try connection.withTransaction { connection in
+                if let schema { try connection.execute("SET LOCAL search_path TO \(SQLIdentifier.quote(schema))") }
+                try connection.execute(migration.sql)
+                let record: SQL =
+                    "INSERT INTO \(history) (version, name, checksum) VALUES (\(bind: .int64(migration.version)), "
+                    + "\(bind: .text(migration.name)), \(bind: .text(migration.checksum)))"
+                try connection.query(record.text, try record.binds.map(BindEncoding.postgresValue))
+            }
+            done.append(migration)
+        }
+        let unlock: SQL = "SELECT pg_advisory_unlock(\(bind: .int64(lockKey)))"
+        try connection.query(unlock.text, try unlock.binds.map(BindEncoding.postgresValue))
+        return done
+    }
+
+    /// The state of each migration file, and of applied versions that have no file.
+    ///
+    /// - Throws: Connection and server errors.
+    public func status(_ migrations: [Migration]) throws -> [MigrationStatus] {
+        let connection = try Connection(configuration)
+        defer { connection.close() }
+        let exists: SQL = "SELECT to_regclass(\(bind: .text(history.quoted))) IS NOT NULL"
+        let found = try connection.query(exists.text, try exists.binds.map(BindEncoding.postgresValue))
+        let applied = try found.decode(Bool.self, row: 0, column: 0) ? try appliedMigrations(connection) : [:]
+        var statuses = migrations.map { migration -> MigrationStatus in
+            guard let record = applied[migration.version] else {
+                return MigrationStatus(version: migration.version, name: migration.name, state: .pending)
+            }
+            return MigrationStatus(
+                version: migration.version, name: migration.name,
+                state: record.checksum == migration.checksum ? .applied : .changed)
+        }
+        for (version, record) in applied.sorted(by: { $0.key < $1.key })
+        where !migrations.contains(where: { $0.version == version }) {
+            statuses.append(MigrationStatus(version: version, name: record.name, state: .missingFile))
+        }
+        return statuses.sorted { $0.version < $1.version }
+    }
+
+    private var history: SQLIdentifier { SQLIdentifier(Self.historyTable, schema: schema) }
+
+    /// The advisory-lock key: the first 8 bytes of the SHA-256 of the schema's name.
+    var lockKey: Int64 {
+        let digest = SHA256.digest(Array(("corevalue.migrations:" + (schema ?? "")).utf8))
+        return digest.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+    }
+
+    private func appliedMigrations(_ connection: Connection) throws -> [Int64: (name: String, checksum: String)] {
+        let result = try connection.query("SELECT version, name, checksum FROM \(history.quoted) ORDER BY version")
+        var applied: [Int64: (name: String, checksum: String)] = [:]
+        for row in 0..<result.rowCount {
+            applied[try result.decode(Int64.self, row: row, column: 0)] = (
+                try result.decode(String.self, row: row, column: 1), try result.decode(String.self, row: row, column: 2)
+            )
+        }
+        return applied
+    }
+
+    private func checkChecksums(_ migrations: [Migration], applied: [Int64: (name: String, checksum: String)]) throws {
+        for migration in migrations {
+            guard let record = applied[migration.version], record.checksum != migration.checksum else { continue }
+            throw PostgresStoreError(
+                .migrationChanged,
+                "migration file '\(migration.fileName)' was edited after it was applied (recorded checksum "
+                    + "\(record.checksum.prefix(12))..., file \(migration.checksum.prefix(12))...); add a new migration instead")
+        }
+    }
+}
+
+/// Whether one migration is applied.
+public struct MigrationStatus: Sendable, Hashable {
+    /// A migration's state.
+    public enum State: String, Sendable, Hashable {
+        /// Applied, with the file's current checksum.
+        case applied
+        /// Not applied yet.
+        case pending
+        /// Applied, but the file changed since.
+        case changed
+        /// Applied, but no file has this version.
+        case missingFile
+    }
+
+    /// The version number.
+    public var version: Int64
+    /// The name.
+    public var name: String
+    /// The state.
+    public var state: State
+}

@@ -1,0 +1,88 @@
+import CoreValue
+
+/// Builds the statements that read rows and relationship keys. Pure: text and binds only.
+///
+/// A row statement selects `"_pk"`, `"_version"`, every attribute in declaration order, then every owning
+/// to-one column; a relationship statement selects `(source key, destination key)` pairs for many sources
+/// at once, ordered by source and (for ordered relationships) position.
+public struct FetchStatements: Sendable {
+    /// The mapping the statements are built for.
+    public let mapping: SchemaMapping
+    /// The schema tables live in, or `nil` for the search path.
+    public let schema: String?
+
+    /// Creates a builder.
+    public init(mapping: SchemaMapping, schema: String?) {
+        self.mapping = mapping
+        self.schema = schema
+    }
+
+    /// The row statement for a fetch request: condition, order, limit and offset.
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before any SQL exists.
+    public func rows(for request: FetchRequest) throws -> SQL {
+        let entity = try mapping.model.entity(request.entityName)
+        let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        var sql = select(entity)
+        if let predicate = request.predicate { sql.append(" WHERE \(try compiler.compile(predicate))") }
+        sql.append(" ORDER BY \(try compiler.orderBy(request.sortDescriptors))")
+        if let limit = request.fetchLimit { sql.append(" LIMIT \(bind: .int64(Int64(max(0, limit))))") }
+        if request.fetchOffset > 0 { sql.append(" OFFSET \(bind: .int64(Int64(request.fetchOffset)))") }
+        return sql
+    }
+
+    /// The row statement for rows with these surrogate keys.
+    public func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
+        select(entity) + " WHERE t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) = ANY(\(typedBind: .int64Array(primaryKeys)))"
+    }
+
+    /// The row statement for rows whose attribute `key` has one of `values`.
+    ///
+    /// - Throws: `CVManagedStructError.unknownKey` / `.typeMismatch` before any SQL exists.
+    public func rows(of entity: Entity, key: String, values: [AttributeValue]) throws -> SQL {
+        guard let attribute = entity.attribute(named: key) else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        }
+        let operands = try values.map { try ValueCoercion.coerce($0, to: attribute, in: entity.name) }
+        return select(entity) + " WHERE t.\(SQLIdentifier(key)) = ANY(\(typedBind: .array(attribute.type, operands)))"
+    }
+
+    /// The relationships of an entity that need a statement of their own (everything but foreign keys).
+    public func separatelyLoaded(_ entity: Entity) -> [Relationship] {
+        entity.relationships.filter { mapping.model.storage(of: $0, in: entity) != .foreignKey }
+    }
+
+    /// The `(source, destination)` key pairs of a relationship for many sources, or `nil` for a foreign key
+    /// (read with the rows).
+    public func links(of relationship: Relationship, in entity: Entity, sources: [Int64]) -> SQL? {
+        let keys: SQL = "\(typedBind: .int64Array(sources))"
+        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
+        let member = SQLIdentifier(SchemaMapping.memberColumn)
+        switch mapping.model.storage(of: relationship, in: entity) {
+        case .foreignKey:
+            return nil
+        case .joinTable:
+            let table = SQLIdentifier(
+                SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name), schema: schema)
+            let order: SQL =
+                relationship.kind == .orderedToMany ? "\(owner), \(SQLIdentifier(SchemaMapping.positionColumn))" : "\(owner), \(member)"
+            return "SELECT \(owner), \(member) FROM \(table) WHERE \(owner) = ANY(\(keys)) ORDER BY \(order)"
+        case .inverseJoinTable(let other, let inverse):
+            let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
+            return "SELECT \(member), \(owner) FROM \(table) WHERE \(member) = ANY(\(keys)) ORDER BY \(member), \(owner)"
+        case .inverseForeignKey(let other, let inverse):
+            let table = SQLIdentifier(other, schema: schema)
+            let column = SQLIdentifier(inverse)
+            let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
+            return "SELECT \(column), \(pk) FROM \(table) WHERE \(column) = ANY(\(keys)) ORDER BY \(column), \(pk)"
+        }
+    }
+
+    private func select(_ entity: Entity) -> SQL {
+        let names =
+            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn] + entity.attributes.map(\.name)
+            + mapping.foreignKeyRelationships(of: entity).map(\.name)
+        let columns = SQL.joined(names.map { "t.\(SQLIdentifier($0))" }, separator: ", ")
+        return "SELECT \(columns) FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
+    }
+}

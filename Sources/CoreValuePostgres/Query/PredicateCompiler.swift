@@ -1,0 +1,158 @@
+import CoreValue
+
+/// Compiles a ``CVPredicate`` into a SQL condition over one entity's table, checking it against the model.
+///
+/// Every key must name an attribute (or, for `isNull` and equality with a key, a to-one relationship);
+/// every operand is bound, coerced to the column's type. String matches escape `%`, `_` and `\` in their
+/// operand; case-insensitive ones use `ILIKE`.
+struct PredicateCompiler {
+    let mapping: SchemaMapping
+    let entity: Entity
+    /// The alias of the entity's table in the statement.
+    let alias: String
+    /// The schema of the tables, for subqueries.
+    let schema: String?
+
+    /// The condition, e.g. `t."age" > $1`.
+    ///
+    /// - Throws: `CVManagedStructError.unknownKey` / `.typeMismatch`, or ``PostgresStoreError`` for a NUL.
+    func compile(_ predicate: CVPredicate) throws -> SQL {
+        switch predicate {
+        case .true: return "TRUE"
+        case .false: return "FALSE"
+        case .and(let parts):
+            guard !parts.isEmpty else { return "TRUE" }
+            return "(" + SQL.joined(try parts.map(compile), separator: " AND ") + ")"
+        case .or(let parts):
+            guard !parts.isEmpty else { return "FALSE" }
+            return "(" + SQL.joined(try parts.map(compile), separator: " OR ") + ")"
+        case .not(let inner):
+            return "NOT (\(try compile(inner)))"
+        case .isNull(let key):
+            if let attribute = entity.attribute(named: key) { return "\(column(attribute.name)) IS NULL" }
+            return try toOneIsNull(key)
+        case .comparison(let key, let op, let value):
+            guard let attribute = entity.attribute(named: key) else { return try toOneComparison(key, op, value) }
+            let operand = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
+            if operand.isNull {
+                switch op {
+                case .equal: return "\(column(key)) IS NULL"
+                case .notEqual: return "\(column(key)) IS NOT NULL"
+                default:
+                    throw CVManagedStructError.typeMismatch(
+                        entity: entity.name, key: key, expected: attribute.type.rawValue, found: "null")
+                }
+            }
+            return "\(column(key)) \(SQL(unsafeRaw: op.rawValue)) \(bind: .scalar(attribute.type, operand))"
+        case .isIn(let key, let values):
+            let attribute = try self.attribute(key)
+            let operands = try values.map { try ValueCoercion.coerce($0, to: attribute, in: entity.name) }
+            guard !operands.isEmpty else { return "FALSE" }
+            return "\(column(key)) = ANY(\(typedBind: .array(attribute.type, operands)))"
+        case .between(let key, let low, let high):
+            let attribute = try self.attribute(key)
+            let lower = try ValueCoercion.coerce(low, to: attribute, in: entity.name)
+            let upper = try ValueCoercion.coerce(high, to: attribute, in: entity.name)
+            return "\(column(key)) BETWEEN \(bind: .scalar(attribute.type, lower)) "
+                + "AND \(bind: .scalar(attribute.type, upper))"
+        case .stringMatch(let key, let match, let operand, let caseInsensitive):
+            let attribute = try self.attribute(key)
+            guard attribute.type == .string else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: AttributeType.string.rawValue,
+                    found: attribute.type.rawValue)
+            }
+            try ValueCoercion.checkText(operand, entity: entity.name, key: key)
+            let pattern: String
+            switch match {
+            case .like: pattern = operand
+            case .contains: pattern = "%" + Self.escapeLike(operand) + "%"
+            case .beginsWith: pattern = Self.escapeLike(operand) + "%"
+            case .endsWith: pattern = "%" + Self.escapeLike(operand)
+            }
+            let op: SQL = caseInsensitive ? "ILIKE" : "LIKE"
+            return "\(column(key)) \(op) \(bind: .text(pattern))"
+        }
+    }
+
+    /// Escapes `\`, `%` and `_` so that a `LIKE` pattern matches the text literally.
+    static func escapeLike(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { result.append("\\") }
+            result.append(character)
+        }
+        return result
+    }
+
+    /// The sort clause for sort descriptors, ending with the surrogate key so pages are stable.
+    func orderBy(_ descriptors: [CVSortDescriptor]) throws -> SQL {
+        var keys: [SQL] = []
+        for descriptor in descriptors {
+            let name: String
+            if entity.attribute(named: descriptor.key) != nil {
+                name = descriptor.key
+            } else if let relationship = entity.relationship(named: descriptor.key),
+                mapping.model.storage(of: relationship, in: entity) == .foreignKey
+            {
+                name = relationship.name
+            } else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: descriptor.key)
+            }
+            keys.append("\(column(name)) \(descriptor.ascending ? "ASC" : "DESC")")
+        }
+        keys.append("\(column(SchemaMapping.primaryKeyColumn)) ASC")
+        return SQL.joined(keys, separator: ", ")
+    }
+
+    func column(_ name: String) -> SQL {
+        "\(SQL(unsafeRaw: alias)).\(SQLIdentifier(name))"
+    }
+
+    private func attribute(_ key: String) throws -> Attribute {
+        guard let attribute = entity.attribute(named: key) else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        }
+        return attribute
+    }
+
+    private func toOne(_ key: String) throws -> Relationship {
+        guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        }
+        return relationship
+    }
+
+    /// A to-one relationship compared with a destination key (`.int64(pk)`) or null.
+    private func toOneComparison(_ key: String, _ op: CVPredicate.ComparisonOperator, _ value: AttributeValue) throws
+        -> SQL
+    {
+        let relationship = try toOne(key)
+        guard mapping.model.storage(of: relationship, in: entity) == .foreignKey, op == .equal || op == .notEqual
+        else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "a foreign-key to-one compared with = or <>",
+                found: "\(op.rawValue) on \(relationship.kind.rawValue)")
+        }
+        let keyAttribute = Attribute(key, .int64, optional: true)
+        let operand = try ValueCoercion.coerce(value, to: keyAttribute, in: entity.name)
+        if operand.isNull { return "\(column(key)) IS \(op == .equal ? "NULL" : "NOT NULL")" }
+        return "\(column(key)) \(SQL(unsafeRaw: op.rawValue)) \(bind: .scalar(.int64, operand))"
+    }
+
+    /// An empty to-one relationship, wherever its link is stored.
+    private func toOneIsNull(_ key: String) throws -> SQL {
+        let relationship = try toOne(key)
+        let pk = column(SchemaMapping.primaryKeyColumn)
+        switch mapping.model.storage(of: relationship, in: entity) {
+        case .foreignKey, .joinTable:
+            return "\(column(key)) IS NULL"
+        case .inverseForeignKey(let other, let inverse):
+            let table = SQLIdentifier(other, schema: schema)
+            return "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(inverse)) = \(pk))"
+        case .inverseJoinTable(let other, let inverse):
+            let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
+            return "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(SchemaMapping.memberColumn)) = \(pk))"
+        }
+    }
+}

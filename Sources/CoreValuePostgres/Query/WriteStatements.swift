@@ -1,0 +1,160 @@
+import CoreValue
+
+/// The values of one column for every row of a batched write.
+public struct ColumnValues: Sendable, Hashable {
+    /// The column name.
+    public var name: String
+    /// The column's attribute type (`int64` for foreign keys).
+    public var type: AttributeType
+    /// One value per row.
+    public var values: [AttributeValue]
+    /// For updates: which rows set this column (`nil`: every row does).
+    public var isSet: [Bool]?
+
+    /// Creates the values of a column.
+    public init(name: String, type: AttributeType, values: [AttributeValue], isSet: [Bool]? = nil) {
+        self.name = name
+        self.type = type
+        self.values = values
+        self.isSet = isSet
+    }
+}
+
+/// Builds the batched write statements of a save: each binds one array per column, so the number of
+/// statements depends on the entities and relationships touched, never on the number of rows.
+public struct WriteStatements: Sendable {
+    /// The schema tables live in, or `nil` for the search path.
+    public let schema: String?
+
+    /// Creates a builder.
+    public init(schema: String?) {
+        self.schema = schema
+    }
+
+    private static let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
+    private static let version = SQLIdentifier(SchemaMapping.versionColumn)
+
+    /// `INSERT ... SELECT ... FROM unnest(...) WITH ORDINALITY ... RETURNING "_pk", "_version"`.
+    ///
+    /// Rows are inserted in input order, so their identity keys ascend in input order.
+    public func insert(into table: String, columns: [ColumnValues], rowCount: Int) -> SQL {
+        let target = SQLIdentifier(table, schema: schema)
+        guard !columns.isEmpty else {
+            return "INSERT INTO \(target) (\(Self.version)) SELECT 1 FROM generate_series(1, \(typedBind: .int64(Int64(rowCount)))) "
+                + "RETURNING \(Self.pk), \(Self.version)"
+        }
+        return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns)) "
+            + "RETURNING t.\(Self.pk), t.\(Self.version)"
+    }
+
+    /// `INSERT ... ON CONFLICT (key) DO UPDATE SET ..., "_version" = t."_version" + 1 RETURNING "_pk",
+    /// "_version", key`: atomic across processes. The caller passes each key value once.
+    public func upsert(into table: String, key: String, columns: [ColumnValues]) -> SQL {
+        let target = SQLIdentifier(table, schema: schema)
+        var assignments: [SQL] = columns.filter { $0.name != key }.map {
+            "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
+        }
+        assignments.append("\(Self.version) = t.\(Self.version) + 1")
+        return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns)) "
+            + "ON CONFLICT (\(SQLIdentifier(key))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
+            + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key))"
+    }
+
+    /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
+    /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
+    public func update(table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues]) -> SQL {
+        var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
+        var aliases = [Self.pk, Self.version]
+        var assignments: [SQL] = []
+        for column in columns {
+            let name = SQLIdentifier(column.name)
+            arrays.append("\(typedBind: .array(column.type, column.values))")
+            aliases.append(name)
+            if let isSet = column.isSet {
+                let flag = SQLIdentifier("_set_" + column.name)
+                arrays.append("\(typedBind: .boolArray(isSet))")
+                aliases.append(flag)
+                assignments.append("\(name) = CASE WHEN u.\(flag) THEN u.\(name) ELSE t.\(name) END")
+            } else {
+                assignments.append("\(name) = u.\(name)")
+            }
+        }
+        assignments.append("\(Self.version) = t.\(Self.version) + 1")
+        return "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
+            + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
+            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version)) "
+            + "RETURNING t.\(Self.pk), t.\(Self.version)"
+    }
+
+    /// Sets a foreign-key column of freshly inserted rows whose destination was inserted later in the save.
+    public func link(table: String, column: String, keys: [Int64], targets: [Int64]) -> SQL {
+        let name = SQLIdentifier(column)
+        return "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(name) = u.\(name) "
+            + "FROM unnest(\(typedBind: .int64Array(keys)), \(typedBind: .int64Array(targets))) AS u(\(Self.pk), \(name)) "
+            + "WHERE t.\(Self.pk) = u.\(Self.pk)"
+    }
+
+    /// `DELETE ... USING unnest(keys, versions) ... RETURNING "_pk"`: rows whose version moved on stay.
+    public func delete(from table: String, keys: [Int64], versions: [Int64?]) -> SQL {
+        "DELETE FROM \(SQLIdentifier(table, schema: schema)) AS t "
+            + "USING unnest(\(typedBind: .int64Array(keys)), \(typedBind: .optionalInt64Array(versions))) "
+            + "AS d(\(Self.pk), \(Self.version)) "
+            + "WHERE t.\(Self.pk) = d.\(Self.pk) AND (d.\(Self.version) IS NULL OR t.\(Self.version) = d.\(Self.version)) "
+            + "RETURNING t.\(Self.pk)"
+    }
+
+    /// Deletes the join rows of the changed owners that are not in their new lists. With `detachMembers`
+    /// (a one-to-many: each member has at most one owner), members linked to a new owner also leave their
+    /// old one.
+    public func unlink(joinTable: String, owners: [Int64], pairs: [(owner: Int64, member: Int64)], detachMembers: Bool)
+        -> SQL
+    {
+        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
+        let member = SQLIdentifier(SchemaMapping.memberColumn)
+        var scope: SQL = "j.\(owner) = ANY(\(typedBind: .int64Array(owners)))"
+        if detachMembers {
+            scope = "(\(scope) OR j.\(member) = ANY(\(typedBind: .int64Array(pairs.map(\.member)))))"
+        }
+        return "DELETE FROM \(SQLIdentifier(joinTable, schema: schema)) AS j WHERE \(scope) AND NOT EXISTS ("
+            + "SELECT 1 FROM unnest(\(typedBind: .int64Array(pairs.map(\.owner)))"
+            + ", \(typedBind: .int64Array(pairs.map(\.member)))) AS n(\(owner), \(member)) "
+            + "WHERE n.\(owner) = j.\(owner) AND n.\(member) = j.\(member))"
+    }
+
+    /// Inserts the new join rows and moves existing ones to their new positions (ordered) or leaves them
+    /// (unordered). Each (owner, member) pair appears once.
+    public func link(joinTable: String, pairs: [(owner: Int64, member: Int64)], positions: [Int32]?) -> SQL {
+        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
+        let member = SQLIdentifier(SchemaMapping.memberColumn)
+        let table = SQLIdentifier(joinTable, schema: schema)
+        let owners: SQL = "\(typedBind: .int64Array(pairs.map(\.owner)))"
+        let members: SQL = "\(typedBind: .int64Array(pairs.map(\.member)))"
+        guard let positions else {
+            return "INSERT INTO \(table) AS j (\(owner), \(member)) SELECT * FROM unnest(\(owners), \(members)) "
+                + "ON CONFLICT DO NOTHING"
+        }
+        let position = SQLIdentifier(SchemaMapping.positionColumn)
+        let bind = SQLBind.array(.int32, positions.map { .int32($0) })
+        return "INSERT INTO \(table) AS j (\(owner), \(member), \(position)) "
+            + "SELECT * FROM unnest(\(owners), \(members), \(typedBind: bind)) "
+            + "ON CONFLICT (\(owner), \(member)) DO UPDATE SET \(position) = EXCLUDED.\(position) "
+            + "WHERE j.\(position) <> EXCLUDED.\(position)"
+    }
+
+    private func names(_ columns: [ColumnValues]) -> SQL {
+        list(columns.map { SQLIdentifier($0.name) })
+    }
+
+    private func list(_ identifiers: [SQLIdentifier]) -> SQL {
+        SQL.joined(identifiers.map { "\($0)" }, separator: ", ")
+    }
+
+    /// `SELECT u."a", ... FROM unnest($1::text[], ...) WITH ORDINALITY AS u("a", ..., "_i") ORDER BY u."_i"`.
+    private func source(_ columns: [ColumnValues]) -> SQL {
+        let ordinal = SQLIdentifier("_i")
+        let arrays = SQL.joined(columns.map { "\(typedBind: .array($0.type, $0.values))" }, separator: ", ")
+        let selected = SQL.joined(columns.map { "u.\(SQLIdentifier($0.name))" }, separator: ", ")
+        return "SELECT \(selected) FROM unnest(\(arrays)) WITH ORDINALITY AS u(\(names(columns)), \(ordinal)) "
+            + "ORDER BY u.\(ordinal)"
+    }
+}

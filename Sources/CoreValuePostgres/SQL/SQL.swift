@@ -1,0 +1,157 @@
+import CoreValue
+
+/// A SQL statement or fragment: text with numbered placeholders, and the values bound to them.
+///
+/// Interpolating a value appends a placeholder (`$1`, `$2`, ...) and a bind; interpolating an
+/// ``SQLIdentifier`` appends it quoted; interpolating another `SQL` appends its text and binds, renumbered.
+/// String literals in source code are SQL text; raw text from elsewhere enters only through
+/// ``init(unsafeRaw:)``.
+///
+/// ```swift
+/// let sql: SQL = "SELECT * FROM \(SQLIdentifier("Car")) WHERE \(SQLIdentifier("name")) = \(bind: .text(name))"
+/// sql.text   // SELECT * FROM "Car" WHERE "name" = $1
+/// ```
+public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    enum Part: Sendable, Hashable {
+        case text(String)
+        case bind(SQLBind)
+    }
+
+    private(set) var parts: [Part]
+
+    /// Creates SQL from a string literal written in source code.
+    public init(stringLiteral value: String) {
+        parts = value.isEmpty ? [] : [.text(value)]
+    }
+
+    /// Creates SQL from an interpolated string literal.
+    public init(stringInterpolation: StringInterpolation) {
+        parts = stringInterpolation.parts
+    }
+
+    /// Creates SQL from text that was not written as a literal. The caller guarantees it holds no user data.
+    public init(unsafeRaw text: String) {
+        parts = text.isEmpty ? [] : [.text(text)]
+    }
+
+    /// Creates an empty fragment.
+    public init() { parts = [] }
+
+    /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
+    public var text: String {
+        var result = ""
+        var number = 0
+        for part in parts {
+            switch part {
+            case .text(let text): result += text
+            case .bind:
+                number += 1
+                result += "$\(number)"
+            }
+        }
+        return result
+    }
+
+    /// The bound values, in placeholder order.
+    public var binds: [SQLBind] {
+        parts.compactMap { part in
+            if case .bind(let bind) = part { return bind }
+            return nil
+        }
+    }
+
+    /// The statement text (binds are never shown).
+    public var description: String { text }
+
+    /// Whether the fragment holds no text and no binds.
+    public var isEmpty: Bool { parts.isEmpty }
+
+    /// Appends another fragment.
+    public mutating func append(_ other: SQL) { parts += other.parts }
+
+    /// Joins fragments with a separator fragment.
+    public static func joined(_ fragments: [SQL], separator: SQL) -> SQL {
+        var result = SQL()
+        for (index, fragment) in fragments.enumerated() {
+            if index > 0 { result.append(separator) }
+            result.append(fragment)
+        }
+        return result
+    }
+
+    /// Concatenates two fragments.
+    public static func + (lhs: SQL, rhs: SQL) -> SQL {
+        var result = lhs
+        result.append(rhs)
+        return result
+    }
+
+    /// Builds ``SQL`` from a literal with interpolated binds, identifiers and fragments.
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var parts: [Part] = []
+
+        /// Reserves space for the interpolation.
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            parts.reserveCapacity(interpolationCount * 2 + 1)
+        }
+
+        /// Appends literal SQL text from source code.
+        public mutating func appendLiteral(_ literal: String) {
+            if !literal.isEmpty { parts.append(.text(literal)) }
+        }
+
+        /// Appends a placeholder bound to a value.
+        public mutating func appendInterpolation(bind: SQLBind) {
+            parts.append(.bind(bind))
+        }
+
+        /// Appends a placeholder bound to a value, followed by a cast to its type (`$1::bigint[]`).
+        public mutating func appendInterpolation(typedBind bind: SQLBind) {
+            parts.append(.bind(bind))
+            parts.append(.text("::" + bind.typeName))
+        }
+
+        /// Appends a quoted identifier.
+        public mutating func appendInterpolation(_ identifier: SQLIdentifier) {
+            parts.append(.text(identifier.quoted))
+        }
+
+        /// Appends another fragment, its binds renumbered.
+        public mutating func appendInterpolation(_ fragment: SQL) {
+            parts += fragment.parts
+        }
+    }
+}
+
+/// A SQL identifier (a table, column or schema name), always written quoted with embedded `"` doubled.
+public struct SQLIdentifier: Sendable, Hashable, CustomStringConvertible {
+    /// The name, unquoted.
+    public var name: String
+    /// The schema the name lives in, if qualified.
+    public var schema: String?
+
+    /// Creates an identifier, optionally qualified by a schema.
+    public init(_ name: String, schema: String? = nil) {
+        self.name = name
+        self.schema = schema
+    }
+
+    /// The identifier as SQL: `"name"` or `"schema"."name"`.
+    public var quoted: String {
+        let name = Self.quote(self.name)
+        guard let schema else { return name }
+        return Self.quote(schema) + "." + name
+    }
+
+    /// The identifier as SQL.
+    public var description: String { quoted }
+
+    /// Quotes a single name, doubling embedded double quotes.
+    public static func quote(_ name: String) -> String {
+        var result = "\""
+        for character in name {
+            if character == "\"" { result += "\"\"" } else { result.append(character) }
+        }
+        return result + "\""
+    }
+}

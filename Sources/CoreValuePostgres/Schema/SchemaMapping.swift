@@ -1,0 +1,112 @@
+import CoreValue
+
+/// How a model maps to PostgreSQL tables: one table per entity and one join table per owning to-many.
+///
+/// Entity tables have a surrogate key `"_pk"` (`bigint generated always as identity`) and a version column
+/// `"_version"`; every attribute is a column of its name; every owning to-one relationship is a `bigint`
+/// column of its name referencing the destination's `"_pk"`. A join table is named
+/// `<Entity>_<relationship>` and holds `"owner"`, `"member"` and, when ordered, `"position"`.
+public struct SchemaMapping: Sendable {
+    /// The surrogate-key column of every entity table.
+    public static let primaryKeyColumn = "_pk"
+    /// The optimistic-locking version column of every entity table.
+    public static let versionColumn = "_version"
+    /// The owner column of a join table.
+    public static let ownerColumn = "owner"
+    /// The member column of a join table.
+    public static let memberColumn = "member"
+    /// The position column of an ordered join table.
+    public static let positionColumn = "position"
+
+    /// The model.
+    public let model: ManagedObjectModel
+
+    /// Creates the mapping of a model.
+    public init(model: ManagedObjectModel) {
+        self.model = model
+    }
+
+    /// The name of the join table that stores an owning to-many relationship.
+    public static func joinTableName(entity: String, relationship: String) -> String {
+        entity + "_" + relationship
+    }
+
+    /// Every table, entity tables first (in model order), then join tables (in model order).
+    public var tables: [TableDefinition] {
+        model.entities.map(entityTable) + model.entities.flatMap(joinTables)
+    }
+
+    /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.
+    public func foreignKeyRelationships(of entity: Entity) -> [Relationship] {
+        entity.relationships.filter { model.storage(of: $0, in: entity) == .foreignKey }
+    }
+
+    /// The table of an entity.
+    public func entityTable(_ entity: Entity) -> TableDefinition {
+        var columns = [
+            ColumnDefinition(
+                name: Self.primaryKeyColumn, sqlType: "bigint", isNullable: false,
+                constraints: "GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+            ColumnDefinition(name: Self.versionColumn, sqlType: "bigint", isNullable: false, constraints: "DEFAULT 1"),
+        ]
+        for attribute in entity.attributes {
+            var constraints: [String] = []
+            if let value = attribute.defaultValue, !value.isNull {
+                constraints.append("DEFAULT " + SQLLiteral.render(value))
+            }
+            if attribute.isUnique { constraints.append("UNIQUE") }
+            columns.append(
+                ColumnDefinition(
+                    name: attribute.name, sqlType: ColumnType.sqlName(of: attribute.type),
+                    isNullable: attribute.isOptional, constraints: constraints.joined(separator: " ")))
+        }
+        var foreignKeys: [ForeignKeyDefinition] = []
+        for relationship in foreignKeyRelationships(of: entity) {
+            columns.append(ColumnDefinition(name: relationship.name, sqlType: "bigint", isNullable: true))
+            foreignKeys.append(
+                ForeignKeyDefinition(
+                    column: relationship.name, referencedTable: relationship.destination,
+                    onDelete: Self.onDeleteAction(relationship.deleteRule)))
+        }
+        return TableDefinition(
+            name: entity.name, columns: columns, tableConstraints: [], foreignKeys: foreignKeys,
+            indexedColumns: foreignKeys.map(\.column), isJoinTable: false)
+    }
+
+    /// The join tables an entity owns.
+    public func joinTables(_ entity: Entity) -> [TableDefinition] {
+        entity.relationships.filter { model.storage(of: $0, in: entity) == .joinTable }.map { relationship in
+            let owner = SQLIdentifier.quote(Self.ownerColumn)
+            let member = SQLIdentifier.quote(Self.memberColumn)
+            var columns = [
+                ColumnDefinition(name: Self.ownerColumn, sqlType: "bigint", isNullable: false),
+                ColumnDefinition(name: Self.memberColumn, sqlType: "bigint", isNullable: false),
+            ]
+            var constraints = ["PRIMARY KEY (\(owner), \(member))"]
+            if relationship.kind == .orderedToMany {
+                columns.append(ColumnDefinition(name: Self.positionColumn, sqlType: "integer", isNullable: false))
+                let position = SQLIdentifier.quote(Self.positionColumn)
+                constraints.append("UNIQUE (\(owner), \(position)) DEFERRABLE INITIALLY DEFERRED")
+            }
+            return TableDefinition(
+                name: Self.joinTableName(entity: entity.name, relationship: relationship.name),
+                columns: columns, tableConstraints: constraints,
+                foreignKeys: [
+                    ForeignKeyDefinition(column: Self.ownerColumn, referencedTable: entity.name, onDelete: "CASCADE"),
+                    ForeignKeyDefinition(
+                        column: Self.memberColumn, referencedTable: relationship.destination, onDelete: "CASCADE"),
+                ],
+                // The primary key's index leads with "owner"; "member" needs its own.
+                indexedColumns: [Self.memberColumn], isJoinTable: true)
+        }
+    }
+
+    /// The `ON DELETE` action for a delete rule.
+    static func onDeleteAction(_ rule: Relationship.DeleteRule) -> String {
+        switch rule {
+        case .nullify: return "SET NULL"
+        case .cascade: return "CASCADE"
+        case .deny: return "RESTRICT"
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import CoreValue
+
+/// Prints the DDL that creates a model's tables: what `corevalue schema` shows and a first migration holds.
+///
+/// The output is deterministic: entity tables in model order, then join tables, then foreign keys, then
+/// indexes. Foreign keys between entity tables are added with `ALTER TABLE` so cycles need no ordering.
+public struct SchemaPrinter: Sendable {
+    /// The mapping to print.
+    public let mapping: SchemaMapping
+    /// The schema to qualify table names with; `nil` leaves them unqualified (for migration files, which the
+    /// migrator runs with the target schema on the search path).
+    public let schema: String?
+
+    /// Creates a printer for a model.
+    public init(model: ManagedObjectModel, schema: String? = nil) {
+        self.mapping = SchemaMapping(model: model)
+        self.schema = schema
+    }
+
+    /// The DDL, one statement per paragraph, ending in a newline.
+    public var ddl: String {
+        let tables = mapping.tables
+        var statements = tables.map(createTable)
+        for table in tables {
+            for key in table.foreignKeys where !isInline(key, of: table) {
+                statements.append(
+                    "ALTER TABLE \(name(table.name)) ADD FOREIGN KEY (\(SQLIdentifier.quote(key.column))) "
+                        + "REFERENCES \(name(key.referencedTable)) (\(SQLIdentifier.quote(SchemaMapping.primaryKeyColumn))) "
+                        + "ON DELETE \(key.onDelete);")
+            }
+        }
+        for table in tables {
+            for column in table.indexedColumns {
+                statements.append("CREATE INDEX ON \(name(table.name)) (\(SQLIdentifier.quote(column)));")
+            }
+        }
+        return statements.joined(separator: "\n\n") + "\n"
+    }
+
+    private func createTable(_ table: TableDefinition) -> String {
+        var lines = table.columns.map { column in
+            var line = "    \(SQLIdentifier.quote(column.name)) \(column.sqlType)"
+            if !column.isNullable { line += " NOT NULL" }
+            if !column.constraints.isEmpty { line += " " + column.constraints }
+            if let key = table.foreignKeys.first(where: { $0.column == column.name }), isInline(key, of: table) {
+                line += " REFERENCES \(name(key.referencedTable)) "
+                    + "(\(SQLIdentifier.quote(SchemaMapping.primaryKeyColumn))) ON DELETE \(key.onDelete)"
+            }
+            return line
+        }
+        lines += table.tableConstraints.map { "    " + $0 }
+        return "CREATE TABLE \(name(table.name)) (\n" + lines.joined(separator: ",\n") + "\n);"
+    }
+
+    /// Join tables reference entity tables created before them, so their keys are written inline.
+    private func isInline(_ key: ForeignKeyDefinition, of table: TableDefinition) -> Bool {
+        table.isJoinTable
+    }
+
+    private func name(_ table: String) -> String {
+        SQLIdentifier(table, schema: schema).quoted
+    }
+}

@@ -1,0 +1,30 @@
+import CoreValue
+
+extension PostgresStore {
+    /// Applies a change set in one transaction: everything or nothing.
+    ///
+    /// The change set is checked against the model before anything is sent. Then, in one transaction: one
+    /// `INSERT` per entity (one `INSERT ... ON CONFLICT` per entity and identifier for unique entities), one
+    /// `UPDATE` per entity and relationship for foreign keys to rows inserted later in the save, one `UPDATE`
+    /// per entity (checked against the versions read), two statements per owning to-many relationship changed
+    /// (remove dropped links, add or move the others), one `DELETE` per entity. A serialization failure or
+    /// deadlock repeats the whole transaction (up to ``maxAttempts``).
+    ///
+    /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
+    ///   `CVManagedStructError` for keys, types and missing values; ``PostgresStoreError`` for a NUL character;
+    ///   `DatabaseError` for constraint violations; the driver's `LibPQError(.commitOutcomeUnknown)` when the
+    ///   connection broke during `COMMIT`. Nothing was changed unless the outcome is unknown.
+    public func apply(_ changes: ChangeSet) throws -> SaveResult {
+        guard !changes.isEmpty else { return SaveResult() }
+        let plan = try SavePlan(mapping: mapping, changes: changes)
+        let statements = writeStatements
+        return try withRetries {
+            try withRunner { runner in
+                try runner.transaction { runner in
+                    var execution = SaveExecution(plan: plan, statements: statements, runner: runner)
+                    return try execution.run()
+                }
+            }
+        }
+    }
+}

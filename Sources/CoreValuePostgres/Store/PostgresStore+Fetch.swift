@@ -1,0 +1,94 @@
+import CoreValue
+import LibPQ
+
+extension PostgresStore {
+    /// The stored rows that match a request, in the request's order, with every relationship's keys.
+    ///
+    /// Sends one statement for the rows and one per relationship not stored as a foreign key (in one
+    /// read-only repeatable-read transaction when there are several).
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
+    ///   sent; ``PostgresStoreError`` for a NUL character; `DatabaseError` from the server.
+    public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+        let entity = try model.entity(request.entityName)
+        let sql = try fetchStatements.rows(for: request)
+        return try read([(entity, sql)])
+    }
+
+    /// The stored rows for these IDs, grouped into one statement per entity.
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` for an entity not in the model; server errors.
+    public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        var order: [String] = []
+        var keys: [String: [Int64]] = [:]
+        for id in ids {
+            guard let key = id.primaryKey else { continue }
+            if keys[id.entityName] == nil { order.append(id.entityName) }
+            keys[id.entityName, default: []].append(key)
+        }
+        let queries = try order.map { name in
+            let entity = try model.entity(name)
+            return (entity, fetchStatements.rows(of: entity, primaryKeys: keys[name] ?? []))
+        }
+        return try read(queries)
+    }
+
+    /// The stored rows of an entity whose attribute `key` has one of `values`, in one statement.
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
+    ///   sent; server errors.
+    public func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
+        let entity = try model.entity(entityName)
+        guard !values.isEmpty else { return [] }
+        return try read([(entity, try fetchStatements.rows(of: entity, key: key, values: values))])
+    }
+
+    /// Reads rows and their relationships; one transaction when more than one statement is needed.
+    private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
+        guard !queries.isEmpty else { return [] }
+        let needsTransaction =
+            queries.count > 1 || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
+        return try withRetries {
+            try withRunner { runner in
+                guard needsTransaction else { return try readAll(queries, runner) }
+                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try readAll(queries, $0) }
+            }
+        }
+    }
+
+    private func readAll(_ queries: [(Entity, SQL)], _ runner: StatementRunner) throws -> [RowSnapshot] {
+        var snapshots: [RowSnapshot] = []
+        for (entity, sql) in queries {
+            var rows = try RowReader(mapping: mapping, entity: entity).snapshots(from: runner.run(sql))
+            try loadRelationships(of: entity, into: &rows, runner)
+            snapshots += rows
+        }
+        return snapshots
+    }
+
+    private func loadRelationships(of entity: Entity, into rows: inout [RowSnapshot], _ runner: StatementRunner)
+        throws
+    {
+        guard !rows.isEmpty else { return }
+        let keys = rows.compactMap(\.id.primaryKey)
+        var index: [Int64: Int] = [:]
+        for (position, key) in keys.enumerated() { index[key] = position }
+        for relationship in fetchStatements.separatelyLoaded(entity) {
+            guard let sql = fetchStatements.links(of: relationship, in: entity, sources: keys) else { continue }
+            let result = try runner.run(sql)
+            var links: [Int64: [Int64]] = [:]
+            for row in 0..<result.rowCount {
+                let source = try result.decode(Int64.self, row: row, column: 0)
+                links[source, default: []].append(try result.decode(Int64.self, row: row, column: 1))
+            }
+            for (key, position) in index {
+                let members = links[key] ?? []
+                if relationship.isToMany {
+                    rows[position].toMany[relationship.name] = members
+                } else {
+                    rows[position].toOne[relationship.name] = .some(members.first)
+                }
+            }
+        }
+    }
+}

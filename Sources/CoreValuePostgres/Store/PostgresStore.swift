@@ -1,0 +1,92 @@
+import CoreValue
+import Foundation
+import LibPQ
+
+/// A ``Store`` that keeps a model's objects in PostgreSQL.
+///
+/// ```swift
+/// let store = try PostgresStore(url: "postgresql://localhost/app", model: model, schema: "app")
+/// let rows = try store.fetch(FetchRequest(entityName: "Car", predicate: .key("doors") > 2))
+/// ```
+///
+/// Every call sends a fixed number of statements whatever the number of rows: a fetch sends one statement
+/// for its rows and one per relationship loaded separately; an apply sends, in one transaction, one
+/// statement per entity and kind of write, and two per owning to-many relationship changed. All values are
+/// bound; all identifiers are quoted and, when a schema is given, qualified with it. The store is
+/// `Sendable`: it keeps a pool of connections and uses one per call.
+public final class PostgresStore: Store {
+    /// The model the store was opened with.
+    public let model: ManagedObjectModel
+    /// The schema the tables live in, or `nil` for the connection's search path.
+    public let schema: String?
+    /// How many times a transaction that failed with a serialization failure or deadlock is tried in all.
+    public let maxAttempts: Int
+    let mapping: SchemaMapping
+    let fetchStatements: FetchStatements
+    let writeStatements: WriteStatements
+    let pool: ConnectionPool
+    let counter = StatisticsCounter()
+
+    /// Opens a store on a database, checking that its tables match the model.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where to connect.
+    ///   - model: The model whose tables the database holds.
+    ///   - schema: The schema of the tables; `nil` uses the search path.
+    ///   - poolSize: The largest number of connections open at once.
+    ///   - maxAttempts: How many times a transaction is tried when it fails with 40001 or 40P01.
+    ///   - verifySchema: Whether to compare the database with the model now.
+    /// - Throws: ``PostgresStoreError/Code/schemaMismatch`` listing every difference; the driver's connection
+    ///   errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool size below 1.
+    public init(
+        configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
+        maxAttempts: Int = 5, verifySchema: Bool = true
+    ) throws {
+        self.model = model
+        self.schema = schema
+        self.maxAttempts = max(1, maxAttempts)
+        self.mapping = SchemaMapping(model: model)
+        self.fetchStatements = FetchStatements(mapping: mapping, schema: schema)
+        self.writeStatements = WriteStatements(schema: schema)
+        self.pool = try ConnectionPool(configuration: configuration, capacity: poolSize)
+        if verifySchema { try verify() }
+    }
+
+    /// Opens a store on a database given by a URL or `key=value` connection string.
+    ///
+    /// - Throws: As ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:)``, and the driver's
+    ///   error for a malformed connection string.
+    public convenience init(
+        url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
+        verifySchema: Bool = true
+    ) throws {
+        try self.init(
+            configuration: try ConnectionConfiguration(url), model: model, schema: schema, poolSize: poolSize,
+            maxAttempts: maxAttempts, verifySchema: verifySchema)
+    }
+
+    /// The counters of the work done so far.
+    public var statistics: StoreStatistics { counter.current }
+
+    /// Compares the database's tables with the model.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/schemaMismatch`` listing every missing table or column, wrong type
+    ///   and wrong nullability, in one error.
+    public func verify() throws {
+        try pool.withConnection { connection in
+            try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
+        }
+    }
+
+    /// Closes the pool's idle connections; later calls throw.
+    public func close() {
+        pool.close()
+    }
+
+    /// Runs `body` with a connection, counting its statements.
+    func withRunner<T>(_ body: (StatementRunner) throws -> T) throws -> T {
+        try pool.withConnection { connection in
+            try body(StatementRunner(connection: connection, counter: counter))
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import CoreValue
+import LibPQ
+
+/// Runs a ``SavePlan`` inside one transaction: inserts and upserts, foreign keys to rows inserted later,
+/// updates, join-table rewrites, deletes. Any failure throws, and the caller's transaction rolls back.
+struct SaveExecution {
+    let plan: SavePlan
+    let statements: WriteStatements
+    let runner: StatementRunner
+    private var keys: [ManagedObjectID: Int64] = [:]
+    private var result = SaveResult()
+
+    /// A foreign key of a new row whose destination was not inserted yet when the row was.
+    private struct PendingLink {
+        var entity: String
+        var column: String
+        var source: ManagedObjectID
+        var target: ManagedObjectID
+    }
+
+    init(plan: SavePlan, statements: WriteStatements, runner: StatementRunner) {
+        self.plan = plan
+        self.statements = statements
+        self.runner = runner
+    }
+
+    /// Runs every statement of the plan.
+    ///
+    /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
+    ///   server errors.
+    mutating func run() throws -> SaveResult {
+        var pending: [PendingLink] = []
+        for group in plan.inserts {
+            if let key = group.upsertKey {
+                try upsert(group, key: key, pending: &pending)
+            } else {
+                try insert(group, pending: &pending)
+            }
+        }
+        try link(pending)
+        for group in plan.updates { try update(group) }
+        for group in plan.links { try relink(group) }
+        for group in plan.deletes { try delete(group) }
+        return result
+    }
+
+    private func key(of id: ManagedObjectID) -> Int64? {
+        id.primaryKey ?? keys[id]
+    }
+
+    private func requireKey(of id: ManagedObjectID) throws -> Int64 {
+        guard let key = key(of: id) else {
+            throw CVManagedStructError.invalidObject(message: "\(id) is neither saved nor inserted by this save")
+        }
+        return key
+    }
+
+    /// The columns of new rows: attributes some row sets (others get the model default or NULL), then
+    /// foreign keys some row sets (destinations not yet inserted are linked later).
+    private func insertColumns(_ entity: Entity, _ rows: [SavePlan.Row], pending: inout [PendingLink]) -> [ColumnValues] {
+        var columns: [ColumnValues] = []
+        for attribute in entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
+            let values = rows.map { $0.attributes[attribute.name] ?? attribute.defaultValue ?? .null }
+            columns.append(ColumnValues(name: attribute.name, type: attribute.type, values: values))
+        }
+        for relationship in plan.mapping.foreignKeyRelationships(of: entity)
+        where rows.contains(where: { $0.toOne[relationship.name] != nil }) {
+            let values = rows.map { row -> AttributeValue in
+                guard let target = row.toOne[relationship.name] ?? nil else { return .null }
+                if let key = key(of: target) { return .int64(key) }
+                pending.append(PendingLink(entity: entity.name, column: relationship.name, source: row.id, target: target))
+                return .null
+            }
+            columns.append(ColumnValues(name: relationship.name, type: .int64, values: values))
+        }
+        return columns
+    }
+
+    private mutating func insert(_ group: SavePlan.InsertGroup, pending: inout [PendingLink]) throws {
+        let columns = insertColumns(group.entity, group.rows, pending: &pending)
+        let returned = try runner.run(
+            statements.insert(into: group.entity.name, columns: columns, rowCount: group.rows.count))
+        var written: [(key: Int64, version: Int64)] = []
+        for row in 0..<returned.rowCount {
+            written.append(
+                (try returned.decode(Int64.self, row: row, column: 0), try returned.decode(Int64.self, row: row, column: 1)))
+        }
+        guard written.count == group.rows.count else {
+            throw PostgresStoreError(
+                .unexpectedResult, "inserting \(group.rows.count) \(group.entity.name) rows returned \(written.count)")
+        }
+        // Rows are inserted in input order, so their identity keys ascend in input order.
+        written.sort { $0.key < $1.key }
+        for (row, stored) in zip(group.rows, written) { record(row.id, group.entity.name, stored.key, stored.version) }
+    }
+
+    private mutating func upsert(_ group: SavePlan.InsertGroup, key: Attribute, pending: inout [PendingLink]) throws {
+        // One row per identifier value: the first occurrence's position, the last occurrence's values.
+        var merged: [SavePlan.Row] = []
+        var position: [AttributeValue: Int] = [:]
+        var sharers: [[ManagedObjectID]] = []
+        for row in group.rows {
+            let value = row.attributes[key.name] ?? .null
+            if let index = position[value] {
+                merged[index].attributes.merge(row.attributes) { $1 }
+                merged[index].toOne.merge(row.toOne) { $1 }
+                sharers[index].append(row.id)
+            } else {
+                position[value] = merged.count
+                merged.append(row)
+                sharers.append([row.id])
+            }
+        }
+        let columns = insertColumns(group.entity, merged, pending: &pending)
+        let returned = try runner.run(statements.upsert(into: group.entity.name, key: key.name, columns: columns))
+        var stored: [AttributeValue: (key: Int64, version: Int64)] = [:]
+        for row in 0..<returned.rowCount {
+            let value = try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type)
+            stored[value] = (try returned.decode(Int64.self, row: row, column: 0), try returned.decode(Int64.self, row: row, column: 1))
+        }
+        for (index, row) in merged.enumerated() {
+            guard let written = stored[row.attributes[key.name] ?? .null] else {
+                throw PostgresStoreError(
+                    .unexpectedResult, "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
+            }
+            for id in sharers[index] { record(id, group.entity.name, written.key, written.version) }
+        }
+    }
+
+    private mutating func record(_ temporary: ManagedObjectID, _ entity: String, _ key: Int64, _ version: Int64) {
+        keys[temporary] = key
+        let permanent = ManagedObjectID.permanent(entity, key)
+        result.permanentIDs[temporary] = permanent
+        result.versions[permanent] = version
+    }
+
+    private func link(_ pending: [PendingLink]) throws {
+        var order: [String] = []
+        var groups: [String: [PendingLink]] = [:]
+        for link in pending {
+            let group = link.entity + "\u{0}" + link.column
+            if groups[group] == nil { order.append(group) }
+            groups[group, default: []].append(link)
+        }
+        for group in order {
+            guard let links = groups[group], let first = links.first else { continue }
+            try runner.run(
+                statements.link(
+                    table: first.entity, column: first.column, keys: try links.map { try requireKey(of: $0.source) },
+                    targets: try links.map { try requireKey(of: $0.target) }))
+        }
+    }
+
+    private mutating func update(_ group: SavePlan.UpdateGroup) throws {
+        let rows = group.rows
+        var columns: [ColumnValues] = []
+        func flags(_ isSet: [Bool]) -> [Bool]? { isSet.allSatisfy { $0 } ? nil : isSet }
+        for attribute in group.entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
+            columns.append(
+                ColumnValues(
+                    name: attribute.name, type: attribute.type, values: rows.map { $0.attributes[attribute.name] ?? .null },
+                    isSet: flags(rows.map { $0.attributes[attribute.name] != nil })))
+        }
+        for relationship in plan.mapping.foreignKeyRelationships(of: group.entity)
+        where rows.contains(where: { $0.toOne[relationship.name] != nil }) {
+            let values = try rows.map { row -> AttributeValue in
+                guard let target = row.toOne[relationship.name] ?? nil else { return .null }
+                return .int64(try requireKey(of: target))
+            }
+            columns.append(
+                ColumnValues(
+                    name: relationship.name, type: .int64, values: values,
+                    isSet: flags(rows.map { $0.toOne[relationship.name] != nil })))
+        }
+        let keys = try rows.map { try requireKey(of: $0.id) }
+        let returned = try runner.run(
+            statements.update(table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns))
+        var versions: [Int64: Int64] = [:]
+        for row in 0..<returned.rowCount {
+            versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(Int64.self, row: row, column: 1)
+        }
+        try checkConflicts(group.entity.name, keys: keys, found: Set(versions.keys), action: "update")
+        for key in keys {
+            if let version = versions[key] { result.versions[.permanent(group.entity.name, key)] = version }
+        }
+    }
+
+    private func relink(_ group: SavePlan.LinkGroup) throws {
+        var owners: [Int64] = []
+        var pairs: [(owner: Int64, member: Int64)] = []
+        var positions: [Int32] = []
+        for change in group.changes {
+            let owner = try requireKey(of: change.owner)
+            owners.append(owner)
+            var seen = Set<Int64>()
+            for member in change.members {
+                let key = try requireKey(of: member)
+                guard seen.insert(key).inserted else { continue }
+                pairs.append((owner, key))
+                positions.append(Int32(truncatingIfNeeded: seen.count - 1))
+            }
+        }
+        let table = SchemaMapping.joinTableName(entity: group.entity.name, relationship: group.relationship.name)
+        let detach = plan.mapping.model.inverse(of: group.relationship).map { !$0.relationship.isToMany } ?? false
+        try runner.run(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach))
+        guard !pairs.isEmpty else { return }
+        let ordered = group.relationship.kind == .orderedToMany
+        try runner.run(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil))
+    }
+
+    private func delete(_ group: SavePlan.DeleteGroup) throws {
+        let returned = try runner.run(statements.delete(from: group.entity.name, keys: group.keys, versions: group.versions))
+        var found = Set<Int64>()
+        for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
+        try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")
+    }
+
+    private func checkConflicts(_ entity: String, keys: [Int64], found: Set<Int64>, action: String) throws {
+        let missing = keys.filter { !found.contains($0) }
+        guard !missing.isEmpty else { return }
+        let names = missing.prefix(10).map { "\(entity)/\($0)" }.joined(separator: ", ")
+        throw CVManagedStructError.conflict(
+            entity: entity,
+            message: "cannot \(action) \(missing.count) of \(keys.count) rows: changed or deleted by another writer "
+                + "since they were read (\(names)\(missing.count > 10 ? ", ..." : ""))")
+    }
+}

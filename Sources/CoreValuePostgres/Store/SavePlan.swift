@@ -1,0 +1,222 @@
+import CoreValue
+
+/// A change set checked against the model and grouped by entity and relationship, before any SQL is sent.
+///
+/// Every key is known, every value is coerced to its column's type (text with a NUL character is refused),
+/// required attributes have values, and insert groups are ordered so that rows referenced by foreign keys
+/// are inserted first where the graph allows.
+struct SavePlan {
+    /// One inserted or updated row.
+    struct Row {
+        var id: ManagedObjectID
+        var version: Int64?
+        var attributes: [String: AttributeValue]
+        /// Owning (foreign-key) to-one relationships only.
+        var toOne: [String: ManagedObjectID?]
+    }
+
+    /// The inserts of one entity; with an upsert key, the upserts on that attribute.
+    struct InsertGroup {
+        var entity: Entity
+        var upsertKey: Attribute?
+        var rows: [Row]
+    }
+
+    /// The updates of one entity.
+    struct UpdateGroup {
+        var entity: Entity
+        var rows: [Row]
+    }
+
+    /// The deletes of one entity.
+    struct DeleteGroup {
+        var entity: Entity
+        var keys: [Int64]
+        var versions: [Int64?]
+    }
+
+    /// The new member lists of one owning to-many relationship.
+    struct LinkGroup {
+        var entity: Entity
+        var relationship: Relationship
+        var changes: [(owner: ManagedObjectID, members: [ManagedObjectID])]
+    }
+
+    private(set) var inserts: [InsertGroup] = []
+    private(set) var updates: [UpdateGroup] = []
+    private(set) var deletes: [DeleteGroup] = []
+    private(set) var links: [LinkGroup] = []
+    let mapping: SchemaMapping
+
+    /// Checks and groups a change set.
+    ///
+    /// - Throws: `CVManagedStructError` (unknown entity or key, type mismatch, missing value, invalid object)
+    ///   or ``PostgresStoreError`` (a NUL character); nothing has been sent.
+    init(mapping: SchemaMapping, changes: ChangeSet) throws {
+        self.mapping = mapping
+        try planInserts(changes.inserts)
+        try planUpdates(changes.updates)
+        try planDeletes(changes.deletes)
+        try planLinks(changes.relationships)
+    }
+
+    private var model: ManagedObjectModel { mapping.model }
+
+    private mutating func planInserts(_ changes: [ObjectChange]) throws {
+        var groups: [InsertGroup] = []
+        var index: [String: Int] = [:]
+        for change in changes {
+            let entity = try model.entity(change.id.entityName)
+            guard change.id.isTemporary else {
+                throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
+            }
+            let row = try makeRow(change, entity: entity, isInsert: true)
+            var upsertKey: Attribute?
+            if let key = change.upsertKey {
+                guard let attribute = entity.attribute(named: key) else {
+                    throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+                }
+                guard let value = row.attributes[key], !value.isNull else {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+                }
+                upsertKey = attribute
+            }
+            let groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
+            if let position = index[groupKey] {
+                groups[position].rows.append(row)
+            } else {
+                index[groupKey] = groups.count
+                groups.append(InsertGroup(entity: entity, upsertKey: upsertKey, rows: [row]))
+            }
+        }
+        inserts = Self.dependencyOrder(groups)
+    }
+
+    /// Orders insert groups so a group comes after the groups whose new rows it references, where there is no
+    /// cycle; references that still point forward are linked after all inserts.
+    private static func dependencyOrder(_ groups: [InsertGroup]) -> [InsertGroup] {
+        var ordered: [InsertGroup] = []
+        var state = [Int: Bool]()  // false: visiting, true: done
+        func visit(_ position: Int) {
+            guard state[position] == nil else { return }
+            state[position] = false
+            let targets = Set(
+                groups[position].rows.flatMap { row in
+                    row.toOne.values.compactMap { $0 }.filter(\.isTemporary).map(\.entityName)
+                })
+            for (other, group) in groups.enumerated() where other != position && targets.contains(group.entity.name) {
+                visit(other)
+            }
+            state[position] = true
+            ordered.append(groups[position])
+        }
+        for position in groups.indices { visit(position) }
+        return ordered
+    }
+
+    private mutating func planUpdates(_ changes: [ObjectChange]) throws {
+        var index: [String: Int] = [:]
+        var rowIndex: [ManagedObjectID: (Int, Int)] = [:]
+        for change in changes {
+            let entity = try model.entity(change.id.entityName)
+            guard !change.id.isTemporary else {
+                throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
+            }
+            let row = try makeRow(change, entity: entity, isInsert: false)
+            if let (group, position) = rowIndex[change.id] {
+                updates[group].rows[position].attributes.merge(row.attributes) { $1 }
+                updates[group].rows[position].toOne.merge(row.toOne) { $1 }
+                continue
+            }
+            let group: Int
+            if let existing = index[entity.name] {
+                group = existing
+            } else {
+                group = updates.count
+                index[entity.name] = group
+                updates.append(UpdateGroup(entity: entity, rows: []))
+            }
+            rowIndex[change.id] = (group, updates[group].rows.count)
+            updates[group].rows.append(row)
+        }
+    }
+
+    private mutating func planDeletes(_ deletions: [ObjectDeletion]) throws {
+        var index: [String: Int] = [:]
+        var seen = Set<ManagedObjectID>()
+        for deletion in deletions where seen.insert(deletion.id).inserted {
+            let entity = try model.entity(deletion.id.entityName)
+            guard let key = deletion.id.primaryKey else {
+                throw CVManagedStructError.invalidObject(message: "delete of \(deletion.id), which was never saved")
+            }
+            if let group = index[entity.name] {
+                deletes[group].keys.append(key)
+                deletes[group].versions.append(deletion.version)
+            } else {
+                index[entity.name] = deletes.count
+                deletes.append(DeleteGroup(entity: entity, keys: [key], versions: [deletion.version]))
+            }
+        }
+    }
+
+    private mutating func planLinks(_ changes: [RelationshipChange]) throws {
+        var index: [String: Int] = [:]
+        for change in changes {
+            let entity = try model.entity(change.owner.entityName)
+            guard let relationship = entity.relationship(named: change.relationship) else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: change.relationship)
+            }
+            guard model.storage(of: relationship, in: entity) == .joinTable else {
+                throw CVManagedStructError.invalidObject(
+                    message: "'\(entity.name).\(relationship.name)' does not own its links; change its inverse instead")
+            }
+            for member in change.members where member.entityName != relationship.destination {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: relationship.name, expected: relationship.destination,
+                    found: member.entityName)
+            }
+            let groupKey = entity.name + "\u{0}" + relationship.name
+            if let group = index[groupKey] {
+                links[group].changes.removeAll { $0.owner == change.owner }
+                links[group].changes.append((change.owner, change.members))
+            } else {
+                index[groupKey] = links.count
+                links.append(LinkGroup(entity: entity, relationship: relationship, changes: [(change.owner, change.members)]))
+            }
+        }
+    }
+
+    private func makeRow(_ change: ObjectChange, entity: Entity, isInsert: Bool) throws -> Row {
+        var attributes: [String: AttributeValue] = [:]
+        for (key, value) in change.attributes {
+            guard let attribute = entity.attribute(named: key) else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+            }
+            let coerced = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
+            if coerced.isNull && !attribute.isOptional {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+            }
+            attributes[key] = coerced
+        }
+        if isInsert {
+            for attribute in entity.attributes
+            where !attribute.isOptional && attribute.defaultValue == nil && attributes[attribute.name] == nil {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+            }
+        }
+        var toOne: [String: ManagedObjectID?] = [:]
+        for (key, target) in change.toOne {
+            guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+            }
+            // Non-owning to-ones are written from their owning side; nothing to store here.
+            guard model.storage(of: relationship, in: entity) == .foreignKey else { continue }
+            if let target, target.entityName != relationship.destination {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: relationship.destination, found: target.entityName)
+            }
+            toOne[key] = .some(target)
+        }
+        return Row(id: change.id, version: change.version, attributes: attributes, toOne: toOne)
+    }
+}

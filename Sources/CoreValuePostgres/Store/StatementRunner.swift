@@ -1,0 +1,33 @@
+import LibPQ
+
+/// Sends ``SQL`` on one connection, converting binds to wire values and counting statements.
+struct StatementRunner {
+    let connection: Connection
+    let counter: StatisticsCounter
+
+    /// Runs one statement.
+    ///
+    /// - Throws: The driver's errors (`DatabaseError` from the server).
+    @discardableResult
+    func run(_ sql: SQL) throws -> QueryResult {
+        let parameters = try sql.binds.map(BindEncoding.postgresValue)
+        counter.record {
+            $0.statements += 1
+            $0.roundTrips += 1
+        }
+        return try connection.query(sql.text, parameters)
+    }
+
+    /// Runs `body` in a transaction (counting its `BEGIN` and `COMMIT`).
+    func transaction<T>(isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (StatementRunner) throws -> T)
+        throws -> T
+    {
+        counter.record {
+            $0.transactions += 1
+            $0.roundTrips += 2
+        }
+        return try connection.withTransaction(isolation: isolation, readOnly: readOnly) { connection in
+            try body(StatementRunner(connection: connection, counter: counter))
+        }
+    }
+}

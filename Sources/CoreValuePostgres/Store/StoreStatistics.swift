@@ -1,0 +1,49 @@
+import Foundation
+
+/// Deterministic counters of a store's work, for tests and benchmarks.
+///
+/// `statements` counts the SQL statements the store generated and sent; `roundTrips` also counts the
+/// `BEGIN` and `COMMIT` around them; `transactions` counts transactions begun; `retries` counts transactions
+/// repeated after a serialization failure or deadlock.
+public struct StoreStatistics: Sendable, Hashable {
+    /// Statements sent (excluding `BEGIN`/`COMMIT`).
+    public var statements = 0
+    /// Round trips to the server (statements plus `BEGIN` and `COMMIT`).
+    public var roundTrips = 0
+    /// Transactions begun.
+    public var transactions = 0
+    /// Transactions repeated after a retryable error.
+    public var retries = 0
+
+    /// Creates zeroed counters.
+    public init() {}
+
+    /// The counters accumulated since an earlier reading.
+    public func since(_ earlier: StoreStatistics) -> StoreStatistics {
+        var result = StoreStatistics()
+        result.statements = statements - earlier.statements
+        result.roundTrips = roundTrips - earlier.roundTrips
+        result.transactions = transactions - earlier.transactions
+        result.retries = retries - earlier.retries
+        return result
+    }
+}
+
+/// Thread-safe storage for ``StoreStatistics``.
+final class StatisticsCounter: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value = StoreStatistics()
+
+    var current: StoreStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func record(_ change: (inout StoreStatistics) -> Void) {
+        lock.lock()
+        change(&value)
+        lock.unlock()
+    }
+}

@@ -1,0 +1,27 @@
+import CoreValuePostgres
+
+/// `corevalue status --url URL [--schema S] [--migrations DIR]`: lists applied and pending migrations.
+enum StatusCommand: Command {
+    static let name = "status"
+    static let summary = "list applied and pending migrations"
+    static let usage = """
+        usage: corevalue status --url URL [--schema S] [--migrations DIR]
+
+        Prints one line per migration: applied, pending, changed (applied, then edited) or missing-file.
+        Exits with status 1 when a file changed.
+        """
+
+    static func run(_ arguments: ParsedArguments) throws {
+        try arguments.checkKnown(["url", "schema", "migrations"])
+        let migrator = try Migrator(url: try arguments.required("url"), schema: arguments.value("schema"))
+        let statuses = try migrator.status(try Migration.load(from: MigrationsDirectory.url(arguments)))
+        for status in statuses {
+            let version = String(status.version)
+            let padded = String(repeating: "0", count: max(0, 4 - version.count)) + version
+            print("\(status.state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(padded)_\(status.name)")
+        }
+        if statuses.contains(where: { $0.state == .changed }) {
+            throw PostgresStoreError(.migrationChanged, "an applied migration file was edited")
+        }
+    }
+}

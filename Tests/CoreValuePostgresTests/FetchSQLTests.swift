@@ -1,0 +1,133 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct FetchSQLTests {
+    let statements = FetchStatements(mapping: SchemaMapping(model: ExampleModel.model), schema: "s")
+    static let carColumns =
+        #"SELECT t."_pk", t."_version", t."name", t."kind", t."doors", t."mileage", t."seats", t."weight", "#
+        + #"t."power", t."registered", t."price", t."builtAt", t."vin", t."photo", t."nickname" FROM "s"."Car" AS t"#
+
+    func sql(_ predicate: CVPredicate?, sort: [CVSortDescriptor] = [], limit: Int? = nil, offset: Int = 0) throws
+        -> SQL
+    {
+        try statements.rows(
+            for: FetchRequest(
+                entityName: "Car", predicate: predicate, sortDescriptors: sort, fetchLimit: limit, fetchOffset: offset))
+    }
+
+    @Test func selectsEveryColumnSortedByKey() throws {
+        let sql = try sql(nil)
+        #expect(sql.text == Self.carColumns + #" ORDER BY t."_pk" ASC"#)
+        #expect(sql.binds.isEmpty)
+    }
+
+    @Test func comparesWithCoercedBinds() throws {
+        let sql = try sql(
+            .and([.comparison(key: "doors", .greaterThanOrEqual, .int64(4)), .comparison(key: "power", .lessThan, .int32(300))]),
+            sort: [CVSortDescriptor(key: "name", ascending: false)], limit: 10, offset: 20)
+        #expect(
+            sql.text == Self.carColumns
+                + #" WHERE (t."doors" >= $1 AND t."power" < $2) ORDER BY t."name" DESC, t."_pk" ASC LIMIT $3 OFFSET $4"#)
+        #expect(sql.binds == [.scalar(.int32, .int32(4)), .scalar(.double, .double(300)), .int64(10), .int64(20)])
+    }
+
+    @Test func compilesEveryPredicateKind() throws {
+        let predicate: CVPredicate = .or([
+            .isIn(key: "seats", [.int16(2), .int64(5)]),
+            .between(key: "mileage", .int64(1), .int64(9)),
+            .isNull(key: "nickname"),
+            .comparison(key: "nickname", .equal, .null),
+            .comparison(key: "nickname", .notEqual, .null),
+            .not(.comparison(key: "registered", .equal, .bool(true))),
+            .stringMatch(key: "name", .like, "a_%", caseInsensitive: false),
+            .stringMatch(key: "name", .contains, "50%_\\", caseInsensitive: true),
+            .stringMatch(key: "name", .beginsWith, "B", caseInsensitive: false),
+            .stringMatch(key: "name", .endsWith, "z", caseInsensitive: true),
+            .isIn(key: "seats", []), .true, .false, .and([]), .or([]),
+        ])
+        let sql = try sql(predicate)
+        #expect(
+            sql.text == Self.carColumns
+                + #" WHERE (t."seats" = ANY($1::smallint[]) OR t."mileage" BETWEEN $2 AND $3 OR t."nickname" IS NULL"#
+                + #" OR t."nickname" IS NULL OR t."nickname" IS NOT NULL OR NOT (t."registered" = $4)"#
+                + #" OR t."name" LIKE $5 OR t."name" ILIKE $6 OR t."name" LIKE $7 OR t."name" ILIKE $8"#
+                + #" OR FALSE OR TRUE OR FALSE OR TRUE OR FALSE) ORDER BY t."_pk" ASC"#)
+        #expect(
+            sql.binds == [
+                .array(.int16, [.int16(2), .int16(5)]), .scalar(.int64, .int64(1)), .scalar(.int64, .int64(9)),
+                .scalar(.bool, .bool(true)), .text("a_%"), .text("%50\\%\\_\\\\%"), .text("B%"), .text("%z"),
+            ])
+    }
+
+    @Test func unknownKeysAndWrongTypesThrowBeforeSQL() {
+        #expect(throws: CVManagedStructError.unknownKey(entity: "Car", key: "wheels")) {
+            try sql(.comparison(key: "wheels", .equal, .int64(4)))
+        }
+        #expect(throws: CVManagedStructError.unknownKey(entity: "Car", key: "colour")) {
+            try sql(nil, sort: [CVSortDescriptor(key: "colour")])
+        }
+        #expect(throws: CVManagedStructError.unknownEntity("Boat")) {
+            try statements.rows(for: FetchRequest(entityName: "Boat"))
+        }
+        #expect(
+            throws: CVManagedStructError.typeMismatch(entity: "Car", key: "doors", expected: "int32", found: "string")
+        ) {
+            try sql(.comparison(key: "doors", .equal, .string("four")))
+        }
+        #expect(
+            throws: CVManagedStructError.typeMismatch(entity: "Car", key: "seats", expected: "int16", found: "int64")
+        ) {
+            try sql(.comparison(key: "seats", .equal, .int64(70_000)))
+        }
+    }
+
+    @Test func aNulCharacterIsATypedError() {
+        #expect(throws: PostgresStoreError.self) {
+            try sql(.comparison(key: "name", .equal, .string("a\u{0}b")))
+        }
+        #expect(throws: PostgresStoreError.self) {
+            try sql(.stringMatch(key: "name", .contains, "\u{0}", caseInsensitive: false))
+        }
+    }
+
+    @Test func toOneRelationshipsCanBeTestedForNull() throws {
+        let shop = try statements.rows(for: FetchRequest(entityName: "Shop", predicate: .isNull(key: "owner")))
+        #expect(shop.text.hasSuffix(#" WHERE t."owner" IS NULL ORDER BY t."_pk" ASC"#))
+        let employee = try statements.rows(for: FetchRequest(entityName: "Employee", predicate: .isNull(key: "company")))
+        #expect(
+            employee.text.hasSuffix(
+                #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk") ORDER BY t."_pk" ASC"#))
+    }
+
+    @Test func relationshipsLoadInOneStatementEach() throws {
+        let model = ExampleModel.model
+        let company = try model.entity("Company")
+        let employee = try model.entity("Employee")
+        let shop = try model.entity("Shop")
+        #expect(statements.separatelyLoaded(shop).map(\.name) == ["products"])
+        let employees = try #require(company.relationship(named: "employees"))
+        let ordered = try #require(statements.links(of: employees, in: company, sources: [1, 2]))
+        #expect(
+            ordered.text
+                == #"SELECT "owner", "member" FROM "s"."Company_employees" WHERE "owner" = ANY($1::bigint[]) ORDER BY "owner", "position""#)
+        #expect(ordered.binds == [.int64Array([1, 2])])
+        let companyOf = try #require(employee.relationship(named: "company"))
+        let inverse = try #require(statements.links(of: companyOf, in: employee, sources: [3]))
+        #expect(
+            inverse.text
+                == #"SELECT "member", "owner" FROM "s"."Company_employees" WHERE "member" = ANY($1::bigint[]) ORDER BY "member", "owner""#)
+        let owner = try #require(shop.relationship(named: "owner"))
+        #expect(statements.links(of: owner, in: shop, sources: [1]) == nil)
+        let byKey = statements.rows(of: shop, primaryKeys: [7, 8])
+        #expect(
+            byKey.text
+                == #"SELECT t."_pk", t."_version", t."name", t."owner" FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[])"#)
+        let byValue = try statements.rows(of: try model.entity("Product"), key: "id", values: [.int64(1)])
+        #expect(byValue.text.hasSuffix(#"WHERE t."id" = ANY($1::integer[])"#))
+        #expect(byValue.binds == [.array(.int32, [.int32(1)])])
+    }
+}

@@ -1,0 +1,90 @@
+import CoreValue
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct RetryTests {
+    @Test func onlyRolledBackTransactionsAreRetryable() {
+        #expect(PostgresStore.isRetryable(DatabaseError(fields: ["C": "40001"])))
+        #expect(PostgresStore.isRetryable(DatabaseError(fields: ["C": "40P01"])))
+        #expect(!PostgresStore.isRetryable(DatabaseError(fields: ["C": "23505"])))
+        #expect(PostgresStore.isRetryable(LibPQError(.connectionLost, "lost")))
+        #expect(!PostgresStore.isRetryable(LibPQError(.commitOutcomeUnknown, "lost during COMMIT")))
+        #expect(!PostgresStore.isRetryable(CVManagedStructError.conflict(entity: "Car", message: "")))
+    }
+
+    /// A trigger that fails the first insert of a Car with `code` (a sequence is not rolled back, so only the
+    /// first attempt fails).
+    static func failFirstInsert(_ url: String, _ schema: String, code: String) throws {
+        let s = SQLIdentifier.quote(schema)
+        try TestDatabase.execute(
+            url,
+            """
+            CREATE SEQUENCE \(s).attempts;
+            CREATE FUNCTION \(s).fail_once() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF nextval('\(s).attempts') = 1 THEN
+                    RAISE EXCEPTION 'forced failure' USING ERRCODE = '\(code)';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER fail_once BEFORE INSERT ON \(s)."Car" FOR EACH ROW EXECUTE FUNCTION \(s).fail_once();
+            """)
+    }
+
+    @Test(arguments: ["40001", "40P01"])
+    func serializationFailuresAndDeadlocksAreRetried(code: String) throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            try Self.failFirstInsert(url, schema, code: code)
+            let before = store.statistics
+            let id = ManagedObjectID.temporary("Car")
+            let result = try store.apply(ChangeSet(inserts: [ObjectChange(id: id, attributes: StoreRoundTripTests.car(1))]))
+            #expect(result.permanentIDs[id] != nil)
+            #expect(store.statistics.since(before).retries == 1)
+            #expect(store.statistics.since(before).transactions == 2)
+            #expect(try store.fetch(FetchRequest(entityName: "Car")).count == 1)
+        }
+    }
+
+    @Test func otherServerErrorsAreNotRetried() throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            try Self.failFirstInsert(url, schema, code: "23514")
+            let before = store.statistics
+            #expect(throws: DatabaseError.self) {
+                try store.apply(ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: StoreRoundTripTests.car(1))]))
+            }
+            #expect(store.statistics.since(before).retries == 0)
+        }
+    }
+
+    @Test func aTerminatedConnectionIsReplaced() throws {
+        try TestDatabase.withExampleStore(poolSize: 1) { store, url, schema in
+            _ = try store.fetch(FetchRequest(entityName: "Car"))
+            let admin = try Connection(url)
+            defer { admin.close() }
+            let killed = try admin.query(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE $1",
+                [try PostgresValue("%" + schema + "%")])
+            #expect(try killed.decode(Int64.self, row: 0, column: 0) == 1)
+            let before = store.statistics
+            #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
+            // The dead connection fails the first attempt (connection lost, nothing committed); the retry opens
+            // a new one.
+            #expect(store.statistics.since(before).retries == 1)
+        }
+    }
+
+    @Test func aClosedPoolRefusesWork() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            store.close()
+            #expect {
+                try store.fetch(FetchRequest(entityName: "Car"))
+            } throws: { error in
+                (error as? PostgresStoreError)?.code == .poolClosed
+            }
+        }
+    }
+}

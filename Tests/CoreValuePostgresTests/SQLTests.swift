@@ -1,0 +1,47 @@
+import CoreValue
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct SQLTests {
+    @Test func valuesBecomeNumberedBinds() {
+        let sql: SQL = "SELECT * FROM \(SQLIdentifier("Car")) WHERE \(SQLIdentifier("name")) = \(bind: .text("x'; DROP TABLE \"Car\"; --")) AND \(SQLIdentifier("doors")) > \(bind: .int64(2))"
+        #expect(sql.text == #"SELECT * FROM "Car" WHERE "name" = $1 AND "doors" > $2"#)
+        #expect(sql.binds == [.text("x'; DROP TABLE \"Car\"; --"), .int64(2)])
+        #expect(sql.description == sql.text)
+    }
+
+    @Test func identifiersAreQuotedWithQuotesDoubled() {
+        #expect(SQLIdentifier("a\"b").quoted == #""a""b""#)
+        #expect(SQLIdentifier("Car", schema: "my \"s\"").quoted == #""my ""s"""."Car""#)
+        #expect(SQLIdentifier("").quoted == #""""#)
+    }
+
+    @Test func fragmentsAreRenumbered() {
+        let first: SQL = "a = \(bind: .int64(1))"
+        let second: SQL = "b = \(bind: .int64(2))"
+        let joined: SQL = "WHERE \(SQL.joined([first, second], separator: " AND ")) LIMIT \(bind: .int64(3))"
+        #expect(joined.text == "WHERE a = $1 AND b = $2 LIMIT $3")
+        #expect(joined.binds == [.int64(1), .int64(2), .int64(3)])
+    }
+
+    @Test func typedBindsCarryTheirCast() {
+        let sql: SQL = "x = ANY(\(typedBind: .int64Array([1, 2]))) AND y = ANY(\(typedBind: .array(.string, [.string("a")])))"
+        #expect(sql.text == "x = ANY($1::bigint[]) AND y = ANY($2::text[])")
+    }
+
+    @Test func rawTextNeedsTheUnsafeInitialiser() {
+        let raw = SQL(unsafeRaw: "SELECT 1")
+        #expect(raw.text == "SELECT 1")
+        #expect(raw.binds.isEmpty)
+        #expect(SQL().isEmpty)
+    }
+
+    @Test func sha256MatchesKnownVectors() {
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(SHA256.hex(long) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex([UInt8](repeating: 0x61, count: 1_000)).count == 64)
+    }
+}

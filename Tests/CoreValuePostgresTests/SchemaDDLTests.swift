@@ -1,0 +1,85 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct SchemaDDLTests {
+    static let model: ManagedObjectModel? = try? ManagedObjectModel {
+        Entity("Team") {
+            Attribute("code", .string, unique: true)
+            Attribute("size", .int32, defaultValue: .int32(5))
+            Attribute("motto", .string, optional: true, defaultValue: .string("it's \"fine\""))
+            Relationship("captain", to: "Player", deleteRule: .deny)
+            Relationship("players", to: "Player", .orderedToMany, inverse: "team")
+        }
+        Entity("Player") {
+            Attribute("name", .string)
+            Relationship("team", to: "Team", inverse: "players")
+            Relationship("mentor", to: "Player", deleteRule: .cascade)
+        }
+    }
+
+    @Test func printsDeterministicDDL() throws {
+        let model = try #require(Self.model)
+        let ddl = SchemaPrinter(model: model, schema: "s").ddl
+        #expect(
+            ddl == """
+                CREATE TABLE "s"."Team" (
+                    "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    "_version" bigint NOT NULL DEFAULT 1,
+                    "code" text NOT NULL UNIQUE,
+                    "size" integer NOT NULL DEFAULT 5,
+                    "motto" text DEFAULT 'it''s "fine"',
+                    "captain" bigint
+                );
+
+                CREATE TABLE "s"."Player" (
+                    "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    "_version" bigint NOT NULL DEFAULT 1,
+                    "name" text NOT NULL,
+                    "mentor" bigint
+                );
+
+                CREATE TABLE "s"."Team_players" (
+                    "owner" bigint NOT NULL REFERENCES "s"."Team" ("_pk") ON DELETE CASCADE,
+                    "member" bigint NOT NULL REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE,
+                    "position" integer NOT NULL,
+                    PRIMARY KEY ("owner", "member"),
+                    UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
+                );
+
+                ALTER TABLE "s"."Team" ADD FOREIGN KEY ("captain") REFERENCES "s"."Player" ("_pk") ON DELETE RESTRICT;
+
+                ALTER TABLE "s"."Player" ADD FOREIGN KEY ("mentor") REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE;
+
+                CREATE INDEX ON "s"."Team" ("captain");
+
+                CREATE INDEX ON "s"."Player" ("mentor");
+
+                CREATE INDEX ON "s"."Team_players" ("member");
+
+                """)
+        #expect(SchemaPrinter(model: model, schema: "s").ddl == ddl)
+    }
+
+    @Test func theFirstMigrationIsTheExampleModelsDDL() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let file = root.appendingPathComponent("migrations/0001_example_model.sql")
+        let contents = try String(contentsOf: file, encoding: .utf8)
+        #expect(contents == SchemaPrinter(model: try ExampleModel.make()).ddl)
+    }
+
+    @Test(arguments: [
+        (AttributeValue.int16(-3), "-3"), (.int64(9_000_000_000), "9000000000"), (.bool(true), "TRUE"),
+        (.double(1.5), "1.5"), (.double(.infinity), "'Infinity'::double precision"),
+        (.data(Data([0, 171])), "'\\x00ab'::bytea"), (.decimal(Decimal(string: "12.50") ?? 0), "'12.5'::numeric"),
+        (.date(Date(timeIntervalSince1970: 1.5)), "'1970-01-01 00:00:01.500000+00'::timestamptz"),
+        (.string("a'b"), "'a''b'"),
+    ])
+    func rendersDefaultLiterals(value: AttributeValue, literal: String) {
+        #expect(SQLLiteral.render(value) == literal)
+    }
+}

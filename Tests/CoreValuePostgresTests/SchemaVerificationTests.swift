@@ -1,0 +1,83 @@
+import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import Testing
+
+@Suite struct SchemaVerificationTests {
+    @Test func openingAStoreListsEveryMismatchInOneError() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel {
+                Entity("Team") {
+                    Attribute("name", .string)
+                    Attribute("size", .int32)
+                    Attribute("motto", .string, optional: true)
+                    Relationship("players", to: "Player", .orderedToMany)
+                }
+                Entity("Player") {
+                    Attribute("name", .string)
+                }
+            }
+            let s = SQLIdentifier.quote(schema)
+            // "size" has the wrong type, "motto" the wrong nullability, "name" is missing from Player,
+            // and the join table is missing.
+            try TestDatabase.execute(
+                url,
+                """
+                CREATE SCHEMA \(s);
+                CREATE TABLE \(s)."Team" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    "_version" bigint NOT NULL DEFAULT 1, "name" text NOT NULL, "size" bigint NOT NULL,
+                    "motto" text NOT NULL);
+                CREATE TABLE \(s)."Player" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    "_version" bigint NOT NULL DEFAULT 1);
+                """)
+            #expect {
+                try PostgresStore(url: url, model: model, schema: schema)
+            } throws: { error in
+                guard let error = error as? PostgresStoreError, error.code == .schemaMismatch else { return false }
+                return error.mismatches == [
+                    #"column "Team"."size" has type bigint, expected integer"#,
+                    #"column "Team"."motto" is NOT NULL, expected nullable"#,
+                    #"column "Player"."name" is missing (expected text)"#,
+                    #"table "Team_players" is missing"#,
+                ] && error.description.contains("4 differences")
+            }
+            let emptySchema = schema + "_empty"
+            defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(emptySchema)) CASCADE") }
+            try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(emptySchema))")
+            try TestDatabase.execute(url, SchemaPrinter(model: model, schema: emptySchema).ddl)
+            // The printed DDL is exactly what verification expects.
+            let store = try PostgresStore(url: url, model: model, schema: emptySchema)
+            try store.verify()
+            store.close()
+        }
+    }
+
+    @Test func aCycleOfNewRowsIsLinkedAfterTheInserts() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel {
+                Entity("Node") {
+                    Attribute("name", .string)
+                    Relationship("next", to: "Node")
+                }
+            }
+            try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
+            try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
+            let store = try PostgresStore(url: url, model: model, schema: schema)
+            defer { store.close() }
+            let a = ManagedObjectID.temporary("Node")
+            let b = ManagedObjectID.temporary("Node")
+            let before = store.statistics
+            let result = try store.apply(
+                ChangeSet(inserts: [
+                    ObjectChange(id: a, attributes: ["name": .string("a")], toOne: ["next": b]),
+                    ObjectChange(id: b, attributes: ["name": .string("b")], toOne: ["next": a]),
+                ]))
+            #expect(store.statistics.since(before).statements == 2)
+            let keyA = try #require(result.permanentIDs[a]?.primaryKey)
+            let keyB = try #require(result.permanentIDs[b]?.primaryKey)
+            let rows = try store.fetch(FetchRequest(entityName: "Node", sortDescriptors: [CVSortDescriptor(key: "name")]))
+            #expect(rows.map { $0.toOne["next"] ?? nil } == [keyB, keyA])
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import CoreValue
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct WriteSQLTests {
+    let statements = WriteStatements(schema: "s")
+    let name = ColumnValues(name: "name", type: .string, values: [.string("a"), .string("b")])
+
+    @Test func insertsUnnestInInputOrder() {
+        let sql = statements.insert(into: "Car", columns: [name], rowCount: 2)
+        #expect(
+            sql.text
+                == #"INSERT INTO "s"."Car" AS t ("name") SELECT u."name" FROM unnest($1::text[]) WITH ORDINALITY AS u("name", "_i") ORDER BY u."_i" RETURNING t."_pk", t."_version""#)
+        #expect(sql.binds == [.array(.string, [.string("a"), .string("b")])])
+        let empty = statements.insert(into: "E", columns: [], rowCount: 3)
+        #expect(
+            empty.text
+                == #"INSERT INTO "s"."E" ("_version") SELECT 1 FROM generate_series(1, $1::bigint) RETURNING "_pk", "_version""#)
+    }
+
+    @Test func upsertsOnTheIdentifier() {
+        let id = ColumnValues(name: "id", type: .string, values: [.string("x"), .string("y")])
+        let sql = statements.upsert(into: "Author", key: "id", columns: [id, name])
+        #expect(
+            sql.text
+                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."_i" "#
+                + #"ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "_version" = t."_version" + 1 RETURNING t."_pk", t."_version", t."id""#)
+        #expect(sql.binds.count == 2)
+    }
+
+    @Test func updatesCheckVersionsAndKeepUnsetColumns() {
+        let partial = ColumnValues(
+            name: "nickname", type: .string, values: [.string("n"), .null], isSet: [true, false])
+        let sql = statements.update(table: "Car", keys: [1, 2], versions: [3, nil], columns: [name, partial])
+        #expect(
+            sql.text
+                == #"UPDATE "s"."Car" AS t SET "name" = u."name", "nickname" = CASE WHEN u."_set_nickname" THEN u."nickname" ELSE t."nickname" END, "_version" = t."_version" + 1 "#
+                + #"FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::boolean[]) AS u("_pk", "_version", "name", "nickname", "_set_nickname") "#
+                + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") RETURNING t."_pk", t."_version""#)
+        #expect(
+            sql.binds == [
+                .int64Array([1, 2]), .optionalInt64Array([3, nil]), .array(.string, name.values),
+                .array(.string, [.string("n"), .null]), .boolArray([true, false]),
+            ])
+    }
+
+    @Test func deletesCheckVersions() {
+        let sql = statements.delete(from: "Car", keys: [5], versions: [2])
+        #expect(
+            sql.text
+                == #"DELETE FROM "s"."Car" AS t USING unnest($1::bigint[], $2::bigint[]) AS d("_pk", "_version") WHERE t."_pk" = d."_pk" AND (d."_version" IS NULL OR t."_version" = d."_version") RETURNING t."_pk""#)
+    }
+
+    @Test func joinTablesAreRewrittenByDiff() {
+        let pairs: [(owner: Int64, member: Int64)] = [(1, 10), (1, 11)]
+        let unlink = statements.unlink(joinTable: "Company_employees", owners: [1], pairs: pairs, detachMembers: true)
+        #expect(
+            unlink.text
+                == #"DELETE FROM "s"."Company_employees" AS j WHERE (j."owner" = ANY($1::bigint[]) OR j."member" = ANY($2::bigint[])) AND NOT EXISTS ("#
+                + #"SELECT 1 FROM unnest($3::bigint[], $4::bigint[]) AS n("owner", "member") WHERE n."owner" = j."owner" AND n."member" = j."member")"#)
+        let ordered = statements.link(joinTable: "Company_employees", pairs: pairs, positions: [0, 1])
+        #expect(
+            ordered.text
+                == #"INSERT INTO "s"."Company_employees" AS j ("owner", "member", "position") SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[]) "#
+                + #"ON CONFLICT ("owner", "member") DO UPDATE SET "position" = EXCLUDED."position" WHERE j."position" <> EXCLUDED."position""#)
+        #expect(ordered.binds == [.int64Array([1, 1]), .int64Array([10, 11]), .array(.int32, [.int32(0), .int32(1)])])
+        let unordered = statements.link(joinTable: "Shop_products", pairs: pairs, positions: nil)
+        #expect(
+            unordered.text
+                == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING"#)
+    }
+
+    @Test func bindCountDoesNotGrowWithRows() {
+        let many = ColumnValues(name: "name", type: .string, values: Array(repeating: .string("x"), count: 100_000))
+        #expect(statements.insert(into: "Car", columns: [many], rowCount: 100_000).binds.count == 1)
+    }
+}
