@@ -103,6 +103,22 @@ import Testing
                 #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk") ORDER BY t."_pk" ASC"#))
     }
 
+    @Test func foreignKeyToOnesCompareWithKeys() throws {
+        let sql = try statements.rows(
+            for: FetchRequest(
+                entityName: "Shop", predicate: .comparison(key: "owner", .equal, .int64(7)),
+                sortDescriptors: [CVSortDescriptor(key: "owner")]))
+        #expect(sql.text.hasSuffix(#" WHERE t."owner" = $1 ORDER BY t."owner" ASC, t."_pk" ASC"#))
+        #expect(sql.binds == [.scalar(.int64, .int64(7))])
+        #expect(throws: CVManagedStructError.self) {
+            try statements.rows(
+                for: FetchRequest(entityName: "Shop", predicate: .comparison(key: "owner", .lessThan, .int64(7))))
+        }
+        #expect(throws: CVManagedStructError.unknownKey(entity: "Company", key: "employees")) {
+            try statements.rows(for: FetchRequest(entityName: "Company", predicate: .isNull(key: "employees")))
+        }
+    }
+
     @Test func relationshipsLoadInOneStatementEach() throws {
         let model = ExampleModel.model
         let company = try model.entity("Company")
