@@ -17,7 +17,9 @@ import Testing
         var candidates: [URL] = []
         if let first = CommandLine.arguments.first {
             let runner = URL(fileURLWithPath: first)
-            candidates += [runner.deletingLastPathComponent(), runner.deletingLastPathComponent().deletingLastPathComponent()]
+            candidates += [
+                runner.deletingLastPathComponent(), runner.deletingLastPathComponent().deletingLastPathComponent(),
+            ]
         }
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         candidates.append(TestDatabase.repositoryRoot.appendingPathComponent(".build/debug"))
@@ -56,7 +58,8 @@ import Testing
         let run = try Self.run(["schema"])
         #expect(run.status == 0)
         let file = try String(
-            contentsOf: TestDatabase.migrationsDirectory.appendingPathComponent("0001_example_model.sql"), encoding: .utf8)
+            contentsOf: TestDatabase.migrationsDirectory.appendingPathComponent("0001_example_model.sql"),
+            encoding: .utf8)
         #expect(run.output == file)
     }
 
@@ -73,7 +76,9 @@ import Testing
         let badOption = try Self.run(["status", "--url", "postgresql://x", "--colour"])
         #expect(badOption.status == 2)
         #expect(badOption.error.contains("unknown option --colour"))
-        let unreachable = try Self.run(["status", "--url", "postgresql://nobody:secret@127.0.0.1:1/none?connect_timeout=2"])
+        let unreachable = try Self.run([
+            "status", "--url", "postgresql://nobody:secret@127.0.0.1:1/none?connect_timeout=2",
+        ])
         #expect(unreachable.status == 1)
         #expect(!unreachable.error.isEmpty)
         #expect(!unreachable.error.contains("secret"))
@@ -81,14 +86,18 @@ import Testing
 
     @Test func fourProcessesMigrateAtOnceAndExactlyOneApplies() throws {
         try TestDatabase.withSchema { url, schema in
-            let arguments = ["migrate", "--url", url, "--schema", schema, "--migrations", TestDatabase.migrationsDirectory.path]
+            let arguments = [
+                "migrate", "--url", url, "--schema", schema, "--migrations", TestDatabase.migrationsDirectory.path,
+            ]
             let started = try (0..<4).map { _ in try Self.start(arguments) }
             let runs = started.map(Self.finish)
             #expect(runs.map(\.status) == [0, 0, 0, 0], "\(runs.map(\.error))")
             #expect(runs.filter { $0.output.contains("Applied 0001_example_model.sql") }.count == 1)
             #expect(runs.filter { $0.output.contains("Nothing to migrate") }.count == 3)
 
-            let status = try Self.run(["status", "--url", url, "--schema", schema, "--migrations", TestDatabase.migrationsDirectory.path])
+            let status = try Self.run([
+                "status", "--url", url, "--schema", schema, "--migrations", TestDatabase.migrationsDirectory.path,
+            ])
             #expect(status.status == 0)
             #expect(status.output == "applied     0001_example_model\n")
             let connection = try Connection(url)

@@ -16,9 +16,11 @@ import Testing
             let car = try insertCar(store)
             let other = try PostgresStore(url: url, model: store.model, schema: schema, poolSize: 1)
             defer { other.close() }
-            _ = try other.apply(ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("theirs")])]))
+            _ = try other.apply(
+                ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("theirs")])]))
             #expect {
-                try store.apply(ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("mine")])]))
+                try store.apply(
+                    ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("mine")])]))
             } throws: { error in
                 guard case CVManagedStructError.conflict(let entity, let message) = error else { return false }
                 return entity == "Car" && message.contains("Car/\(car.primaryKey ?? 0)")
@@ -36,7 +38,8 @@ import Testing
             let car = try insertCar(store)
             _ = try store.apply(ChangeSet(deletes: [ObjectDeletion(id: car, version: nil)]))
             #expect(throws: CVManagedStructError.self) {
-                try store.apply(ChangeSet(updates: [ObjectChange(id: car, version: nil, attributes: ["name": .string("x")])]))
+                try store.apply(
+                    ChangeSet(updates: [ObjectChange(id: car, version: nil, attributes: ["name": .string("x")])]))
             }
             #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
         }
@@ -48,15 +51,18 @@ import Testing
             _ = try store.apply(
                 ChangeSet(inserts: [
                     ObjectChange(
-                        id: .temporary("Product"), attributes: ["id": .int32(1), "name": .string("p"), "price": .decimal(1)])
+                        id: .temporary("Product"),
+                        attributes: ["id": .int32(1), "name": .string("p"), "price": .decimal(1)])
                 ]))
-            let before = try store.fetch(FetchRequest(entityName: "Car")) + store.fetch(FetchRequest(entityName: "Product"))
+            let before =
+                try store.fetch(FetchRequest(entityName: "Car")) + store.fetch(FetchRequest(entityName: "Product"))
             // The second product repeats id 1 without an upsert key: a unique violation in the last statement.
             let changes = ChangeSet(
                 inserts: [
                     ObjectChange(id: .temporary("Car"), attributes: StoreRoundTripTests.car(2)),
                     ObjectChange(
-                        id: .temporary("Product"), attributes: ["id": .int32(1), "name": .string("dup"), "price": .decimal(2)]),
+                        id: .temporary("Product"),
+                        attributes: ["id": .int32(1), "name": .string("dup"), "price": .decimal(2)]),
                 ],
                 updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("changed")])])
             #expect {
@@ -64,21 +70,25 @@ import Testing
             } throws: { error in
                 (error as? DatabaseError)?.sqlState == .uniqueViolation
             }
-            let after = try store.fetch(FetchRequest(entityName: "Car")) + store.fetch(FetchRequest(entityName: "Product"))
+            let after =
+                try store.fetch(FetchRequest(entityName: "Car")) + store.fetch(FetchRequest(entityName: "Product"))
             #expect(after == before)
         }
     }
 
     @Test func statementCountsDoNotDependOnRowCount() throws {
         try TestDatabase.withExampleStore { store, _, _ in
-            func saveCompanies(_ count: Int) throws -> (insert: StoreStatistics, update: StoreStatistics, fetch: StoreStatistics) {
+            func saveCompanies(_ count: Int) throws -> (
+                insert: StoreStatistics, update: StoreStatistics, fetch: StoreStatistics
+            ) {
                 var inserts: [ObjectChange] = []
                 var links: [RelationshipChange] = []
                 for index in 0..<count {
                     let company = ObjectChange(id: .temporary("Company"), attributes: ["name": .string("C\(index)")])
                     let employee = RelationshipTests.employee("E\(index)")
                     inserts += [company, employee]
-                    links.append(RelationshipChange(owner: company.id, relationship: "employees", members: [employee.id]))
+                    links.append(
+                        RelationshipChange(owner: company.id, relationship: "employees", members: [employee.id]))
                 }
                 var before = store.statistics
                 let result = try store.apply(ChangeSet(inserts: inserts, relationships: links))
@@ -89,11 +99,15 @@ import Testing
                 before = store.statistics
                 _ = try store.apply(
                     ChangeSet(
-                        updates: companies.map { ObjectChange(id: $0, version: 1, attributes: ["name": .string("renamed")]) },
+                        updates: companies.map {
+                            ObjectChange(id: $0, version: 1, attributes: ["name": .string("renamed")])
+                        },
                         deletes: []))
                 let update = store.statistics.since(before)
                 before = store.statistics
-                let rows = try store.fetch(FetchRequest(entityName: "Company", predicate: .comparison(key: "name", .equal, .string("renamed"))))
+                let rows = try store.fetch(
+                    FetchRequest(entityName: "Company", predicate: .comparison(key: "name", .equal, .string("renamed")))
+                )
                 #expect(rows.count == count)
                 let fetch = store.statistics.since(before)
                 _ = try store.apply(ChangeSet(deletes: companies.map { ObjectDeletion(id: $0, version: 2) }))

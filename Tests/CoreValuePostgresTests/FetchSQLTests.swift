@@ -27,11 +27,15 @@ import Testing
 
     @Test func comparesWithCoercedBinds() throws {
         let sql = try sql(
-            .and([.comparison(key: "doors", .greaterThanOrEqual, .int64(4)), .comparison(key: "power", .lessThan, .int32(300))]),
+            .and([
+                .comparison(key: "doors", .greaterThanOrEqual, .int64(4)),
+                .comparison(key: "power", .lessThan, .int32(300)),
+            ]),
             sort: [CVSortDescriptor(key: "name", ascending: false)], limit: 10, offset: 20)
         #expect(
             sql.text == Self.carColumns
-                + #" WHERE (t."doors" >= $1 AND t."power" < $2) ORDER BY t."name" DESC, t."_pk" ASC LIMIT $3 OFFSET $4"#)
+                + #" WHERE (t."doors" >= $1 AND t."power" < $2) ORDER BY t."name" DESC, t."_pk" ASC LIMIT $3 OFFSET $4"#
+        )
         #expect(sql.binds == [.scalar(.int32, .int32(4)), .scalar(.double, .double(300)), .int64(10), .int64(20)])
     }
 
@@ -97,10 +101,28 @@ import Testing
     @Test func toOneRelationshipsCanBeTestedForNull() throws {
         let shop = try statements.rows(for: FetchRequest(entityName: "Shop", predicate: .isNull(key: "owner")))
         #expect(shop.text.hasSuffix(#" WHERE t."owner" IS NULL ORDER BY t."_pk" ASC"#))
-        let employee = try statements.rows(for: FetchRequest(entityName: "Employee", predicate: .isNull(key: "company")))
+        let employee = try statements.rows(
+            for: FetchRequest(entityName: "Employee", predicate: .isNull(key: "company")))
         #expect(
             employee.text.hasSuffix(
-                #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk") ORDER BY t."_pk" ASC"#))
+                #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk") ORDER BY t."_pk" ASC"#
+            ))
+    }
+
+    @Test func foreignKeyToOnesCompareWithKeys() throws {
+        let sql = try statements.rows(
+            for: FetchRequest(
+                entityName: "Shop", predicate: .comparison(key: "owner", .equal, .int64(7)),
+                sortDescriptors: [CVSortDescriptor(key: "owner")]))
+        #expect(sql.text.hasSuffix(#" WHERE t."owner" = $1 ORDER BY t."owner" ASC, t."_pk" ASC"#))
+        #expect(sql.binds == [.scalar(.int64, .int64(7))])
+        #expect(throws: CVManagedStructError.self) {
+            try statements.rows(
+                for: FetchRequest(entityName: "Shop", predicate: .comparison(key: "owner", .lessThan, .int64(7))))
+        }
+        #expect(throws: CVManagedStructError.unknownKey(entity: "Company", key: "employees")) {
+            try statements.rows(for: FetchRequest(entityName: "Company", predicate: .isNull(key: "employees")))
+        }
     }
 
     @Test func relationshipsLoadInOneStatementEach() throws {
@@ -113,19 +135,22 @@ import Testing
         let ordered = try #require(statements.links(of: employees, in: company, sources: [1, 2]))
         #expect(
             ordered.text
-                == #"SELECT "owner", "member" FROM "s"."Company_employees" WHERE "owner" = ANY($1::bigint[]) ORDER BY "owner", "position""#)
+                == #"SELECT "owner", "member" FROM "s"."Company_employees" WHERE "owner" = ANY($1::bigint[]) ORDER BY "owner", "position""#
+        )
         #expect(ordered.binds == [.int64Array([1, 2])])
         let companyOf = try #require(employee.relationship(named: "company"))
         let inverse = try #require(statements.links(of: companyOf, in: employee, sources: [3]))
         #expect(
             inverse.text
-                == #"SELECT "member", "owner" FROM "s"."Company_employees" WHERE "member" = ANY($1::bigint[]) ORDER BY "member", "owner""#)
+                == #"SELECT "member", "owner" FROM "s"."Company_employees" WHERE "member" = ANY($1::bigint[]) ORDER BY "member", "owner""#
+        )
         let owner = try #require(shop.relationship(named: "owner"))
         #expect(statements.links(of: owner, in: shop, sources: [1]) == nil)
         let byKey = statements.rows(of: shop, primaryKeys: [7, 8])
         #expect(
             byKey.text
-                == #"SELECT t."_pk", t."_version", t."name", t."owner" FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[])"#)
+                == #"SELECT t."_pk", t."_version", t."name", t."owner" FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[])"#
+        )
         let byValue = try statements.rows(of: try model.entity("Product"), key: "id", values: [.int64(1)])
         #expect(byValue.text.hasSuffix(#"WHERE t."id" = ANY($1::integer[])"#))
         #expect(byValue.binds == [.array(.int32, [.int32(1)])])

@@ -23,17 +23,21 @@ import Testing
                 inserts.append(ObjectChange(id: .temporary("Car"), attributes: attributes))
                 inserts.append(
                     ObjectChange(
-                        id: .temporary("Author"), attributes: ["id": .string(Self.identifier(text)), "name": .string(text)], upsertKey: "id"))
+                        id: .temporary("Author"),
+                        attributes: ["id": .string(Self.identifier(text)), "name": .string(text)], upsertKey: "id"))
             }
             let result = try store.apply(ChangeSet(inserts: inserts))
             for (index, text) in Self.corpus.enumerated() {
-                let equal = try store.fetch(FetchRequest(entityName: "Car", predicate: .comparison(key: "name", .equal, .string(text))))
+                let equal = try store.fetch(
+                    FetchRequest(entityName: "Car", predicate: .comparison(key: "name", .equal, .string(text))))
                 #expect(equal.count == 1, "corpus[\(index)]")
                 #expect(equal.first?.attributes["name"] == .string(text))
                 #expect(equal.first?.attributes["nickname"] == .string(text + "!"))
                 #expect(equal.first?.id == result.permanentIDs[inserts[index * 2].id])
                 let contains = try store.fetch(
-                    FetchRequest(entityName: "Car", predicate: .stringMatch(key: "nickname", .endsWith, text + "!", caseInsensitive: false)))
+                    FetchRequest(
+                        entityName: "Car",
+                        predicate: .stringMatch(key: "nickname", .endsWith, text + "!", caseInsensitive: false)))
                 #expect(contains.contains { $0.attributes["name"] == .string(text) }, "corpus[\(index)]")
                 let authors = try store.fetch(entityName: "Author", key: "id", values: [.string(Self.identifier(text))])
                 #expect(authors.map { $0.attributes["name"] } == [.string(text)], "corpus[\(index)]")
@@ -54,7 +58,8 @@ import Testing
                 return error.code == .invalidValue && error.message.contains("Car.name")
             }
             #expect(throws: PostgresStoreError.self) {
-                try store.fetch(FetchRequest(entityName: "Car", predicate: .comparison(key: "name", .equal, .string("\u{0}"))))
+                try store.fetch(
+                    FetchRequest(entityName: "Car", predicate: .comparison(key: "name", .equal, .string("\u{0}"))))
             }
             #expect(store.statistics.since(before).roundTrips == 0)
         }

@@ -8,7 +8,8 @@ import Testing
 @Suite struct MigratorTests {
     /// A temporary directory with migration files, removed afterwards.
     static func withDirectory(_ files: [String: String], _ body: (URL) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cv-migrations-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cv-migrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         for (name, contents) in files {
@@ -50,7 +51,10 @@ import Testing
 
     @Test func aFailingFileIsRolledBackAndTheOnesBeforeItStay() throws {
         try TestDatabase.withSchema { url, schema in
-            let files = ["0001_ok.sql": "CREATE TABLE ok (id bigint);", "0002_bad.sql": "CREATE TABLE bad (id bigint); SELECT 1/0;"]
+            let files = [
+                "0001_ok.sql": "CREATE TABLE ok (id bigint);",
+                "0002_bad.sql": "CREATE TABLE bad (id bigint); SELECT 1/0;",
+            ]
             try Self.withDirectory(files) { directory in
                 let migrator = try Migrator(url: url, schema: schema)
                 #expect(throws: DatabaseError.self) { try migrator.migrate(try Migration.load(from: directory)) }

@@ -55,14 +55,26 @@ import Testing
                 (.comparison(key: "nickname", .notEqual, .null), { $0.nickname != nil }),
                 (.not(.comparison(key: "registered", .equal, .bool(true))), { !$0.registered }),
                 (.stringMatch(key: "name", .like, "Alpha%", caseInsensitive: false), { $0.name.hasPrefix("Alpha") }),
-                (.stringMatch(key: "name", .beginsWith, "alpha", caseInsensitive: true), { $0.name.lowercased().hasPrefix("alpha") }),
-                (.stringMatch(key: "name", .beginsWith, "alpha_", caseInsensitive: false), { $0.name.hasPrefix("alpha_") }),
+                (
+                    .stringMatch(key: "name", .beginsWith, "alpha", caseInsensitive: true),
+                    { $0.name.lowercased().hasPrefix("alpha") }
+                ),
+                (
+                    .stringMatch(key: "name", .beginsWith, "alpha_", caseInsensitive: false),
+                    { $0.name.hasPrefix("alpha_") }
+                ),
                 (.stringMatch(key: "name", .contains, "50%", caseInsensitive: false), { $0.name.contains("50%") }),
                 (.stringMatch(key: "name", .contains, "\\x", caseInsensitive: false), { $0.name.contains("\\x") }),
                 (.stringMatch(key: "name", .endsWith, "' 3", caseInsensitive: false), { $0.name.hasSuffix("' 3") }),
-                (.stringMatch(key: "name", .contains, "ÉPSILON", caseInsensitive: true), { $0.name.contains("épsilon") }),
                 (
-                    .and([.comparison(key: "doors", .greaterThan, .int32(2)), .or([.isNull(key: "nickname"), .comparison(key: "mileage", .lessThan, .int64(300))])]),
+                    .stringMatch(key: "name", .contains, "ÉPSILON", caseInsensitive: true),
+                    { $0.name.contains("épsilon") }
+                ),
+                (
+                    .and([
+                        .comparison(key: "doors", .greaterThan, .int32(2)),
+                        .or([.isNull(key: "nickname"), .comparison(key: "mileage", .lessThan, .int64(300))]),
+                    ]),
                     { $0.doors > 2 && ($0.nickname == nil || $0.mileage < 300) }
                 ),
                 (.isIn(key: "doors", []), { _ in false }),

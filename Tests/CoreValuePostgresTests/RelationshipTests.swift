@@ -13,13 +13,17 @@ import Testing
     }
 
     /// Inserts a company with employees (ordered) and returns their permanent IDs.
-    static func company(_ store: PostgresStore, employees names: [String]) throws -> (ManagedObjectID, [ManagedObjectID]) {
+    static func company(_ store: PostgresStore, employees names: [String]) throws -> (
+        ManagedObjectID, [ManagedObjectID]
+    ) {
         let company = ObjectChange(id: .temporary("Company"), attributes: ["name": .string("ACME")])
         let employees = names.map(employee)
         let result = try store.apply(
             ChangeSet(
                 inserts: [company] + employees,
-                relationships: [RelationshipChange(owner: company.id, relationship: "employees", members: employees.map(\.id))]))
+                relationships: [
+                    RelationshipChange(owner: company.id, relationship: "employees", members: employees.map(\.id))
+                ]))
         let companyID = try #require(result.permanentIDs[company.id])
         return (companyID, try employees.map { try #require(result.permanentIDs[$0.id]) })
     }
@@ -36,7 +40,9 @@ import Testing
 
             let reordered = [employees[2], employees[0], employees[1]]
             _ = try store.apply(
-                ChangeSet(relationships: [RelationshipChange(owner: company, relationship: "employees", members: reordered)]))
+                ChangeSet(relationships: [
+                    RelationshipChange(owner: company, relationship: "employees", members: reordered)
+                ]))
             #expect(try members(store, company, "employees") == reordered.compactMap(\.primaryKey))
 
             let newcomer = Self.employee("d")
@@ -45,16 +51,22 @@ import Testing
                     inserts: [newcomer],
                     relationships: [
                         RelationshipChange(
-                            owner: company, relationship: "employees", members: [employees[2], newcomer.id, employees[1]])
+                            owner: company, relationship: "employees",
+                            members: [employees[2], newcomer.id, employees[1]])
                     ]))
             let newKey = try #require(inserted.permanentIDs[newcomer.id]?.primaryKey)
             #expect(try members(store, company, "employees") == [keys[2], newKey, keys[1]])
 
             // The inverse to-one reads the same join table.
-            let rows = try store.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [CVSortDescriptor(key: "name")]))
-            #expect(rows.map { $0.toOne["company"] ?? nil } == [nil, company.primaryKey, company.primaryKey, company.primaryKey])
+            let rows = try store.fetch(
+                FetchRequest(entityName: "Employee", sortDescriptors: [CVSortDescriptor(key: "name")]))
+            #expect(
+                rows.map { $0.toOne["company"] ?? nil } == [
+                    nil, company.primaryKey, company.primaryKey, company.primaryKey,
+                ])
 
-            _ = try store.apply(ChangeSet(relationships: [RelationshipChange(owner: company, relationship: "employees", members: [])]))
+            _ = try store.apply(
+                ChangeSet(relationships: [RelationshipChange(owner: company, relationship: "employees", members: [])]))
             #expect(try members(store, company, "employees") == [])
             // Unlinked, not deleted.
             #expect(try store.fetch(FetchRequest(entityName: "Employee")).count == 4)
@@ -66,7 +78,9 @@ import Testing
             let (first, employees) = try Self.company(store, employees: ["a", "b"])
             let (second, _) = try Self.company(store, employees: [])
             _ = try store.apply(
-                ChangeSet(relationships: [RelationshipChange(owner: second, relationship: "employees", members: [employees[0]])]))
+                ChangeSet(relationships: [
+                    RelationshipChange(owner: second, relationship: "employees", members: [employees[0]])
+                ]))
             #expect(try members(store, first, "employees") == [employees[1].primaryKey].compactMap { $0 })
             #expect(try members(store, second, "employees") == [employees[0].primaryKey].compactMap { $0 })
         }
@@ -81,11 +95,14 @@ import Testing
                     attributes: ["id": .int32(Int32(index)), "name": .string("P"), "price": .decimal(1)])
             }
             // The shop is inserted before its owner in the change set: the foreign key is linked afterwards.
-            let shop = ObjectChange(id: .temporary("Shop"), attributes: ["name": .string("S")], toOne: ["owner": owner.id])
+            let shop = ObjectChange(
+                id: .temporary("Shop"), attributes: ["name": .string("S")], toOne: ["owner": owner.id])
             let result = try store.apply(
                 ChangeSet(
                     inserts: [shop, owner] + products,
-                    relationships: [RelationshipChange(owner: shop.id, relationship: "products", members: products.map(\.id))]))
+                    relationships: [
+                        RelationshipChange(owner: shop.id, relationship: "products", members: products.map(\.id))
+                    ]))
             let shopID = try #require(result.permanentIDs[shop.id])
             let ownerKey = try #require(result.permanentIDs[owner.id]?.primaryKey)
             let productKeys = Set(products.compactMap { result.permanentIDs[$0.id]?.primaryKey })
@@ -110,7 +127,8 @@ import Testing
     @Test func deletingAnOwnerFollowsTheDeleteRule() throws {
         try TestDatabase.withExampleStore { store, _, _ in
             let owner = Self.employee("owner")
-            let shop = ObjectChange(id: .temporary("Shop"), attributes: ["name": .string("S")], toOne: ["owner": owner.id])
+            let shop = ObjectChange(
+                id: .temporary("Shop"), attributes: ["name": .string("S")], toOne: ["owner": owner.id])
             let result = try store.apply(ChangeSet(inserts: [owner, shop]))
             let ownerID = try #require(result.permanentIDs[owner.id])
             _ = try store.apply(ChangeSet(deletes: [ObjectDeletion(id: ownerID, version: nil)]))

@@ -41,7 +41,8 @@ import Testing
             try Self.failFirstInsert(url, schema, code: code)
             let before = store.statistics
             let id = ManagedObjectID.temporary("Car")
-            let result = try store.apply(ChangeSet(inserts: [ObjectChange(id: id, attributes: StoreRoundTripTests.car(1))]))
+            let result = try store.apply(
+                ChangeSet(inserts: [ObjectChange(id: id, attributes: StoreRoundTripTests.car(1))]))
             #expect(result.permanentIDs[id] != nil)
             #expect(store.statistics.since(before).retries == 1)
             #expect(store.statistics.since(before).transactions == 2)
@@ -54,7 +55,8 @@ import Testing
             try Self.failFirstInsert(url, schema, code: "23514")
             let before = store.statistics
             #expect(throws: DatabaseError.self) {
-                try store.apply(ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: StoreRoundTripTests.car(1))]))
+                try store.apply(
+                    ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: StoreRoundTripTests.car(1))]))
             }
             #expect(store.statistics.since(before).retries == 0)
         }

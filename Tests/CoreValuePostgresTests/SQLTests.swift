@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct SQLTests {
     @Test func valuesBecomeNumberedBinds() {
-        let sql: SQL = "SELECT * FROM \(SQLIdentifier("Car")) WHERE \(SQLIdentifier("name")) = \(bind: .text("x'; DROP TABLE \"Car\"; --")) AND \(SQLIdentifier("doors")) > \(bind: .int64(2))"
+        let sql: SQL =
+            "SELECT * FROM \(SQLIdentifier("Car")) WHERE \(SQLIdentifier("name")) = \(bind: .text("x'; DROP TABLE \"Car\"; --")) AND \(SQLIdentifier("doors")) > \(bind: .int64(2))"
         #expect(sql.text == #"SELECT * FROM "Car" WHERE "name" = $1 AND "doors" > $2"#)
         #expect(sql.binds == [.text("x'; DROP TABLE \"Car\"; --"), .int64(2)])
         #expect(sql.description == sql.text)
@@ -26,7 +27,8 @@ import Testing
     }
 
     @Test func typedBindsCarryTheirCast() {
-        let sql: SQL = "x = ANY(\(typedBind: .int64Array([1, 2]))) AND y = ANY(\(typedBind: .array(.string, [.string("a")])))"
+        let sql: SQL =
+            "x = ANY(\(typedBind: .int64Array([1, 2]))) AND y = ANY(\(typedBind: .array(.string, [.string("a")])))"
         #expect(sql.text == "x = ANY($1::bigint[]) AND y = ANY($2::text[])")
     }
 

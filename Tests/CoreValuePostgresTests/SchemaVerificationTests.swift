@@ -43,7 +43,9 @@ import Testing
                 ] && error.description.contains("4 differences")
             }
             let emptySchema = schema + "_empty"
-            defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(emptySchema)) CASCADE") }
+            defer {
+                try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(emptySchema)) CASCADE")
+            }
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(emptySchema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: emptySchema).ddl)
             // The printed DDL is exactly what verification expects.
@@ -76,7 +78,8 @@ import Testing
             #expect(store.statistics.since(before).statements == 2)
             let keyA = try #require(result.permanentIDs[a]?.primaryKey)
             let keyB = try #require(result.permanentIDs[b]?.primaryKey)
-            let rows = try store.fetch(FetchRequest(entityName: "Node", sortDescriptors: [CVSortDescriptor(key: "name")]))
+            let rows = try store.fetch(
+                FetchRequest(entityName: "Node", sortDescriptors: [CVSortDescriptor(key: "name")]))
             #expect(rows.map { $0.toOne["next"] ?? nil } == [keyB, keyA])
         }
     }

@@ -55,7 +55,9 @@ import Testing
             let inserts = (1...5).map { index in
                 ObjectChange(
                     id: .temporary("Product"),
-                    attributes: ["id": .int32(Int32(index)), "name": .string("P\(index)"), "price": .decimal(Decimal(index))])
+                    attributes: [
+                        "id": .int32(Int32(index)), "name": .string("P\(index)"), "price": .decimal(Decimal(index)),
+                    ])
             }
             _ = try store.apply(ChangeSet(inserts: inserts))
             let before = store.statistics
@@ -74,7 +76,10 @@ import Testing
                 try store.apply(ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: attributes)]))
             }
             attributes["name"] = .int64(3)
-            #expect(throws: CVManagedStructError.typeMismatch(entity: "Car", key: "name", expected: "string", found: "int64")) {
+            #expect(
+                throws: CVManagedStructError.typeMismatch(
+                    entity: "Car", key: "name", expected: "string", found: "int64")
+            ) {
                 try store.apply(ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: attributes)]))
             }
             #expect(throws: CVManagedStructError.unknownKey(entity: "Car", key: "wings")) {

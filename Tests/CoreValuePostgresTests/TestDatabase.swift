@@ -46,7 +46,8 @@ enum TestDatabase {
 
     /// Runs `body` with a store on a fresh schema migrated to the example model.
     static func withExampleStore(
-        _ function: String = #function, poolSize: Int = 4, _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
+        _ function: String = #function, poolSize: Int = 4,
+        _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
     ) throws {
         try withSchema(function) { url, schema in
             _ = try Migrator(url: url, schema: schema).migrate(try Migration.load(from: migrationsDirectory))

@@ -30,7 +30,8 @@ import Testing
             let result = try store.apply(ChangeSet(inserts: batch))
             #expect(result.permanentIDs[batch[0].id] == result.permanentIDs[batch[2].id])
             #expect(result.permanentIDs[batch[0].id] != result.permanentIDs[batch[1].id])
-            let rows = try store.fetch(FetchRequest(entityName: "Author", sortDescriptors: [CVSortDescriptor(key: "id")]))
+            let rows = try store.fetch(
+                FetchRequest(entityName: "Author", sortDescriptors: [CVSortDescriptor(key: "id")]))
             #expect(rows.map { $0.attributes["name"] } == [.string("x2"), .string("y1")])
             // The first occurrence keeps its position: "x" was inserted first.
             #expect(rows[0].id.primaryKey ?? 0 < rows[1].id.primaryKey ?? 0)

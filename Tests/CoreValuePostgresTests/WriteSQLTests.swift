@@ -11,12 +11,14 @@ import Testing
         let sql = statements.insert(into: "Car", columns: [name], rowCount: 2)
         #expect(
             sql.text
-                == #"INSERT INTO "s"."Car" AS t ("name") SELECT u."name" FROM unnest($1::text[]) WITH ORDINALITY AS u("name", "_i") ORDER BY u."_i" RETURNING t."_pk", t."_version""#)
+                == #"INSERT INTO "s"."Car" AS t ("name") SELECT u."name" FROM unnest($1::text[]) WITH ORDINALITY AS u("name", "_i") ORDER BY u."_i" RETURNING t."_pk", t."_version""#
+        )
         #expect(sql.binds == [.array(.string, [.string("a"), .string("b")])])
         let empty = statements.insert(into: "E", columns: [], rowCount: 3)
         #expect(
             empty.text
-                == #"INSERT INTO "s"."E" ("_version") SELECT 1 FROM generate_series(1, $1::bigint) RETURNING "_pk", "_version""#)
+                == #"INSERT INTO "s"."E" ("_version") SELECT 1 FROM generate_series(1, $1::bigint) RETURNING "_pk", "_version""#
+        )
     }
 
     @Test func upsertsOnTheIdentifier() {
@@ -25,7 +27,8 @@ import Testing
         #expect(
             sql.text
                 == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."_i" "#
-                + #"ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "_version" = t."_version" + 1 RETURNING t."_pk", t."_version", t."id""#)
+                + #"ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "_version" = t."_version" + 1 RETURNING t."_pk", t."_version", t."id""#
+        )
         #expect(sql.binds.count == 2)
     }
 
@@ -37,7 +40,8 @@ import Testing
             sql.text
                 == #"UPDATE "s"."Car" AS t SET "name" = u."name", "nickname" = CASE WHEN u."_set_nickname" THEN u."nickname" ELSE t."nickname" END, "_version" = t."_version" + 1 "#
                 + #"FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::boolean[]) AS u("_pk", "_version", "name", "nickname", "_set_nickname") "#
-                + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") RETURNING t."_pk", t."_version""#)
+                + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") RETURNING t."_pk", t."_version""#
+        )
         #expect(
             sql.binds == [
                 .int64Array([1, 2]), .optionalInt64Array([3, nil]), .array(.string, name.values),
@@ -49,7 +53,8 @@ import Testing
         let sql = statements.delete(from: "Car", keys: [5], versions: [2])
         #expect(
             sql.text
-                == #"DELETE FROM "s"."Car" AS t USING unnest($1::bigint[], $2::bigint[]) AS d("_pk", "_version") WHERE t."_pk" = d."_pk" AND (d."_version" IS NULL OR t."_version" = d."_version") RETURNING t."_pk""#)
+                == #"DELETE FROM "s"."Car" AS t USING unnest($1::bigint[], $2::bigint[]) AS d("_pk", "_version") WHERE t."_pk" = d."_pk" AND (d."_version" IS NULL OR t."_version" = d."_version") RETURNING t."_pk""#
+        )
     }
 
     @Test func joinTablesAreRewrittenByDiff() {
@@ -58,17 +63,21 @@ import Testing
         #expect(
             unlink.text
                 == #"DELETE FROM "s"."Company_employees" AS j WHERE (j."owner" = ANY($1::bigint[]) OR j."member" = ANY($2::bigint[])) AND NOT EXISTS ("#
-                + #"SELECT 1 FROM unnest($3::bigint[], $4::bigint[]) AS n("owner", "member") WHERE n."owner" = j."owner" AND n."member" = j."member")"#)
+                + #"SELECT 1 FROM unnest($3::bigint[], $4::bigint[]) AS n("owner", "member") WHERE n."owner" = j."owner" AND n."member" = j."member")"#
+        )
         let ordered = statements.link(joinTable: "Company_employees", pairs: pairs, positions: [0, 1])
         #expect(
             ordered.text
                 == #"INSERT INTO "s"."Company_employees" AS j ("owner", "member", "position") SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[]) "#
-                + #"ON CONFLICT ("owner", "member") DO UPDATE SET "position" = EXCLUDED."position" WHERE j."position" <> EXCLUDED."position""#)
-        #expect(ordered.binds == [.int64Array([1, 1]), .int64Array([10, 11]), .array(.int32, [.int32(0), .int32(1)])])
+                + #"ON CONFLICT ("owner", "member") DO UPDATE SET "position" = EXCLUDED."position" WHERE j."position" <> EXCLUDED."position""#
+        )
+        #expect(
+            ordered.binds == [.int64Array([1, 1]), .int64Array([10, 11]), .array(.int32, [.int32(0), .int32(1)])])
         let unordered = statements.link(joinTable: "Shop_products", pairs: pairs, positions: nil)
         #expect(
             unordered.text
-                == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING"#)
+                == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING"#
+        )
     }
 
     @Test func bindCountDoesNotGrowWithRows() {

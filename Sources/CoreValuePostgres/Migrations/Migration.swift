@@ -31,7 +31,8 @@ public struct Migration: Sendable, Hashable {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
-            throw PostgresStoreError(.invalidMigration, "cannot read the migrations directory '\(directory.path)': \(error)")
+            throw PostgresStoreError(
+                .invalidMigration, "cannot read the migrations directory '\(directory.path)': \(error)")
         }
         var migrations: [Migration] = []
         for fileName in names.sorted() where fileName.hasSuffix(".sql") {
@@ -53,7 +54,9 @@ public struct Migration: Sendable, Hashable {
                     .invalidMigration, "migration files '\(other.fileName)' and '\(fileName)' share version \(version)")
             }
             migrations.append(
-                Migration(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql, fileName: fileName))
+                Migration(
+                    version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql, fileName: fileName
+                ))
         }
         return migrations.sorted { $0.version < $1.version }
     }

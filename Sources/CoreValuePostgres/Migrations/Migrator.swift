@@ -116,7 +116,8 @@ public struct Migrator: Sendable {
             throw PostgresStoreError(
                 .migrationChanged,
                 "migration file '\(migration.fileName)' was edited after it was applied (recorded checksum "
-                    + "\(record.checksum.prefix(12))..., file \(migration.checksum.prefix(12))...); add a new migration instead")
+                    + "\(record.checksum.prefix(12))..., file \(migration.checksum.prefix(12))...); add a new migration instead"
+            )
         }
     }
 }

@@ -33,7 +33,8 @@ public struct FetchStatements: Sendable {
 
     /// The row statement for rows with these surrogate keys.
     public func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
-        select(entity) + " WHERE t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) = ANY(\(typedBind: .int64Array(primaryKeys)))"
+        select(entity)
+            + " WHERE t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) = ANY(\(typedBind: .int64Array(primaryKeys)))"
     }
 
     /// The row statement for rows whose attribute `key` has one of `values`.
@@ -65,11 +66,13 @@ public struct FetchStatements: Sendable {
             let table = SQLIdentifier(
                 SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name), schema: schema)
             let order: SQL =
-                relationship.kind == .orderedToMany ? "\(owner), \(SQLIdentifier(SchemaMapping.positionColumn))" : "\(owner), \(member)"
+                relationship.kind == .orderedToMany
+                ? "\(owner), \(SQLIdentifier(SchemaMapping.positionColumn))" : "\(owner), \(member)"
             return "SELECT \(owner), \(member) FROM \(table) WHERE \(owner) = ANY(\(keys)) ORDER BY \(order)"
         case .inverseJoinTable(let other, let inverse):
             let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
-            return "SELECT \(member), \(owner) FROM \(table) WHERE \(member) = ANY(\(keys)) ORDER BY \(member), \(owner)"
+            return
+                "SELECT \(member), \(owner) FROM \(table) WHERE \(member) = ANY(\(keys)) ORDER BY \(member), \(owner)"
         case .inverseForeignKey(let other, let inverse):
             let table = SQLIdentifier(other, schema: schema)
             let column = SQLIdentifier(inverse)

@@ -152,7 +152,8 @@ struct PredicateCompiler {
             return "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(inverse)) = \(pk))"
         case .inverseJoinTable(let other, let inverse):
             let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
-            return "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(SchemaMapping.memberColumn)) = \(pk))"
+            return
+                "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(SchemaMapping.memberColumn)) = \(pk))"
         }
     }
 }

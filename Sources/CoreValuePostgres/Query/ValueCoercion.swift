@@ -20,7 +20,8 @@ enum ValueCoercion {
     static func checkText(_ text: String, entity: String, key: String) throws {
         if text.utf8.contains(0) {
             throw PostgresStoreError(
-                .invalidValue, "text for '\(entity).\(key)' contains a NUL character, which PostgreSQL text cannot hold")
+                .invalidValue, "text for '\(entity).\(key)' contains a NUL character, which PostgreSQL text cannot hold"
+            )
         }
     }
 

@@ -40,7 +40,8 @@ public struct WriteStatements: Sendable {
     public func insert(into table: String, columns: [ColumnValues], rowCount: Int) -> SQL {
         let target = SQLIdentifier(table, schema: schema)
         guard !columns.isEmpty else {
-            return "INSERT INTO \(target) (\(Self.version)) SELECT 1 FROM generate_series(1, \(typedBind: .int64(Int64(rowCount)))) "
+            return
+                "INSERT INTO \(target) (\(Self.version)) SELECT 1 FROM generate_series(1, \(typedBind: .int64(Int64(rowCount)))) "
                 + "RETURNING \(Self.pk), \(Self.version)"
         }
         return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns)) "

@@ -43,7 +43,8 @@ public struct SchemaPrinter: Sendable {
             if !column.isNullable { line += " NOT NULL" }
             if !column.constraints.isEmpty { line += " " + column.constraints }
             if let key = table.foreignKeys.first(where: { $0.column == column.name }), isInline(key, of: table) {
-                line += " REFERENCES \(name(key.referencedTable)) "
+                line +=
+                    " REFERENCES \(name(key.referencedTable)) "
                     + "(\(SQLIdentifier.quote(SchemaMapping.primaryKeyColumn))) ON DELETE \(key.onDelete)"
             }
             return line

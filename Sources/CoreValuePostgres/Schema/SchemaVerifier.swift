@@ -33,7 +33,8 @@ struct SchemaVerifier {
                 }
                 if actual.isNullable != column.isNullable {
                     problems.append(
-                        "column \(name) is \(actual.isNullable ? "nullable" : "NOT NULL"), expected \(column.isNullable ? "nullable" : "NOT NULL")")
+                        "column \(name) is \(actual.isNullable ? "nullable" : "NOT NULL"), expected \(column.isNullable ? "nullable" : "NOT NULL")"
+                    )
                 }
             }
         }

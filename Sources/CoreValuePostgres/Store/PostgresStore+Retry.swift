@@ -13,7 +13,7 @@ extension PostgresStore {
         while true {
             do {
                 return try body()
-            } catch where attempt < maxAttempts && Self.isRetryable(error) {
+            } catch  where attempt < maxAttempts && Self.isRetryable(error) {
                 counter.record { $0.retries += 1 }
                 // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
                 let base = min(0.2, 0.005 * Double(1 << min(attempt - 1, 6)))

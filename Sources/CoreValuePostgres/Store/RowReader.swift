@@ -26,7 +26,11 @@ struct RowReader {
             var toOne: [String: Int64?] = [:]
             var toMany: [String: [Int64]] = [:]
             for relationship in entity.relationships {
-                if relationship.isToMany { toMany[relationship.name] = [] } else { toOne[relationship.name] = .some(nil) }
+                if relationship.isToMany {
+                    toMany[relationship.name] = []
+                } else {
+                    toOne[relationship.name] = .some(nil)
+                }
             }
             for (offset, relationship) in foreignKeys.enumerated() {
                 toOne[relationship.name] = .some(

@@ -57,7 +57,8 @@ struct SaveExecution {
 
     /// The columns of new rows: attributes some row sets (others get the model default or NULL), then
     /// foreign keys some row sets (destinations not yet inserted are linked later).
-    private func insertColumns(_ entity: Entity, _ rows: [SavePlan.Row], pending: inout [PendingLink]) -> [ColumnValues] {
+    private func insertColumns(_ entity: Entity, _ rows: [SavePlan.Row], pending: inout [PendingLink]) -> [ColumnValues]
+    {
         var columns: [ColumnValues] = []
         for attribute in entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
             let values = rows.map { $0.attributes[attribute.name] ?? attribute.defaultValue ?? .null }
@@ -68,7 +69,8 @@ struct SaveExecution {
             let values = rows.map { row -> AttributeValue in
                 guard let target = row.toOne[relationship.name] ?? nil else { return .null }
                 if let key = key(of: target) { return .int64(key) }
-                pending.append(PendingLink(entity: entity.name, column: relationship.name, source: row.id, target: target))
+                pending.append(
+                    PendingLink(entity: entity.name, column: relationship.name, source: row.id, target: target))
                 return .null
             }
             columns.append(ColumnValues(name: relationship.name, type: .int64, values: values))
@@ -83,7 +85,10 @@ struct SaveExecution {
         var written: [(key: Int64, version: Int64)] = []
         for row in 0..<returned.rowCount {
             written.append(
-                (try returned.decode(Int64.self, row: row, column: 0), try returned.decode(Int64.self, row: row, column: 1)))
+                (
+                    try returned.decode(Int64.self, row: row, column: 0),
+                    try returned.decode(Int64.self, row: row, column: 1)
+                ))
         }
         guard written.count == group.rows.count else {
             throw PostgresStoreError(
@@ -116,12 +121,16 @@ struct SaveExecution {
         var stored: [AttributeValue: (key: Int64, version: Int64)] = [:]
         for row in 0..<returned.rowCount {
             let value = try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type)
-            stored[value] = (try returned.decode(Int64.self, row: row, column: 0), try returned.decode(Int64.self, row: row, column: 1))
+            stored[value] = (
+                try returned.decode(Int64.self, row: row, column: 0),
+                try returned.decode(Int64.self, row: row, column: 1)
+            )
         }
         for (index, row) in merged.enumerated() {
             guard let written = stored[row.attributes[key.name] ?? .null] else {
                 throw PostgresStoreError(
-                    .unexpectedResult, "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
+                    .unexpectedResult,
+                    "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
             }
             for id in sharers[index] { record(id, group.entity.name, written.key, written.version) }
         }
@@ -158,7 +167,8 @@ struct SaveExecution {
         for attribute in group.entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
             columns.append(
                 ColumnValues(
-                    name: attribute.name, type: attribute.type, values: rows.map { $0.attributes[attribute.name] ?? .null },
+                    name: attribute.name, type: attribute.type,
+                    values: rows.map { $0.attributes[attribute.name] ?? .null },
                     isSet: flags(rows.map { $0.attributes[attribute.name] != nil })))
         }
         for relationship in plan.mapping.foreignKeyRelationships(of: group.entity)
@@ -177,7 +187,8 @@ struct SaveExecution {
             statements.update(table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns))
         var versions: [Int64: Int64] = [:]
         for row in 0..<returned.rowCount {
-            versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(Int64.self, row: row, column: 1)
+            versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(
+                Int64.self, row: row, column: 1)
         }
         try checkConflicts(group.entity.name, keys: keys, found: Set(versions.keys), action: "update")
         for key in keys {
@@ -209,7 +220,8 @@ struct SaveExecution {
     }
 
     private func delete(_ group: SavePlan.DeleteGroup) throws {
-        let returned = try runner.run(statements.delete(from: group.entity.name, keys: group.keys, versions: group.versions))
+        let returned = try runner.run(
+            statements.delete(from: group.entity.name, keys: group.keys, versions: group.versions))
         var found = Set<Int64>()
         for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
         try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")

@@ -181,7 +181,8 @@ struct SavePlan {
                 links[group].changes.append((change.owner, change.members))
             } else {
                 index[groupKey] = links.count
-                links.append(LinkGroup(entity: entity, relationship: relationship, changes: [(change.owner, change.members)]))
+                links.append(
+                    LinkGroup(entity: entity, relationship: relationship, changes: [(change.owner, change.members)]))
             }
         }
     }

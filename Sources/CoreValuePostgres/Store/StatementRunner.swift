@@ -7,10 +7,15 @@ struct StatementRunner {
 
     /// Runs one statement.
     ///
-    /// - Throws: The driver's errors (`DatabaseError` from the server).
+    /// - Throws: ``PostgresStoreError/Code/invalidValue`` for more than 65,535 parameters (the store's own
+    ///   statements bind arrays and stay far below); the driver's errors (`DatabaseError` from the server).
     @discardableResult
     func run(_ sql: SQL) throws -> QueryResult {
-        let parameters = try sql.binds.map(BindEncoding.postgresValue)
+        let binds = sql.binds
+        guard binds.count <= 65_535 else {
+            throw PostgresStoreError(.invalidValue, "a statement has \(binds.count) parameters; the limit is 65,535")
+        }
+        let parameters = try binds.map(BindEncoding.postgresValue)
         counter.record {
             $0.statements += 1
             $0.roundTrips += 1

@@ -19,7 +19,8 @@ enum MigrateCommand: Command {
         let migrations = try Migration.load(from: MigrationsDirectory.url(arguments))
         let applied = try migrator.migrate(migrations)
         if applied.isEmpty {
-            print("Nothing to migrate: \(migrations.count) migration\(migrations.count == 1 ? "" : "s") already applied.")
+            print(
+                "Nothing to migrate: \(migrations.count) migration\(migrations.count == 1 ? "" : "s") already applied.")
         }
         for migration in applied { print("Applied \(migration.fileName)") }
     }
