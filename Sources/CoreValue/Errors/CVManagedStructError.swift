@@ -27,6 +27,9 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
     case objectNotFound(ManagedObjectID)
     /// The object was deleted, or belongs to no context that can save it.
     case invalidObject(message: String)
+    /// A save or delete would break a rule of the model: a duplicate unique value, a link to a missing
+    /// object, or a relationship whose delete rule is `deny` that still has objects.
+    case constraintViolation(entity: String, key: String?, message: String)
 
     /// A readable description naming what was wrong.
     public var description: String {
@@ -45,6 +48,8 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
         case .conflict(let entity, let message): return "conflict on '\(entity)': \(message)"
         case .objectNotFound(let id): return "object not found: \(id)"
         case .invalidObject(let message): return "invalid object: \(message)"
+        case .constraintViolation(let entity, let key, let message):
+            return "constraint violation on '\(entity)\(key.map { ".\($0)" } ?? "")': \(message)"
         }
     }
 }

@@ -1,0 +1,184 @@
+import Foundation
+
+/// One struct to box, reflected into plain values: the first phase of boxing, which touches no context.
+///
+/// Boxing runs in three phases so that a failure leaves nothing half-filled: reflect every struct of the
+/// tree into records (all type and key errors surface here), resolve the records' identities in batches
+/// (registered objects, then one store call per entity), and only then write the values into objects.
+final class BoxRecord {
+    /// How a record finds its object.
+    enum Identity {
+        /// Always a new object.
+        case new
+        /// The stored object with this ID (a persistent struct with an `objectID`).
+        case objectID(ManagedObjectID)
+        /// The object whose unique attribute `key` has `value`, or a new one.
+        case unique(key: String, value: AttributeValue)
+    }
+
+    /// A relationship destination: another record, or an object given as is.
+    enum Target {
+        case record(BoxRecord)
+        case object(ManagedObject)
+    }
+
+    let info: EntityIndex
+    let identity: Identity
+    var attributes: [(String, AttributeValue)] = []
+    var relationships: [(String, [Target])] = []
+    /// The object the record resolved to (phase two) or was written into (phase three).
+    var object: ManagedObject?
+
+    init(info: EntityIndex, identity: Identity) {
+        self.info = info
+        self.identity = identity
+    }
+
+    /// This record and every record below it, depth first.
+    var tree: [BoxRecord] {
+        var result: [BoxRecord] = []
+        var stack = [self]
+        while let next = stack.popLast() {
+            result.append(next)
+            for (_, targets) in next.relationships {
+                for case .record(let child) in targets { stack.append(child) }
+            }
+        }
+        return result
+    }
+}
+
+/// Reflects structs into ``BoxRecord``s.
+struct RecordBuilder {
+    /// Finds an entity by name: the context's model, or the ephemeral registry.
+    let entity: (String) throws -> EntityIndex
+
+    func record(for value: any BoxingStruct) throws -> BoxRecord {
+        let type = Swift.type(of: value)
+        let info = try entity(type.EntityName)
+        let record = BoxRecord(info: info, identity: try identity(of: value, info))
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .struct else {
+            throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
+        }
+        for child in mirror.children {
+            guard let label = child.label, label != "objectID" else { continue }
+            if let attribute = info.attributes[label] {
+                let value = try attributeValue(child.value, label, info)
+                guard let converted = value.converted(to: attribute.type) else {
+                    throw CVManagedStructError.typeMismatch(
+                        entity: info.name, key: label, expected: attribute.type.rawValue,
+                        found: "\(Swift.type(of: child.value))")
+                }
+                record.attributes.append((label, converted))
+            } else if let relationship = info.relationships[label] {
+                record.relationships.append((label, try targets(child.value, relationship, info)))
+            } else {
+                throw CVManagedStructError.unknownKey(entity: info.name, key: label)
+            }
+        }
+        return record
+    }
+
+    private func identity(of value: any BoxingStruct, _ info: EntityIndex) throws -> BoxRecord.Identity {
+        if let persistent = value as? any BoxingPersistentStruct, let id = persistent.objectID {
+            guard id.entityName == info.name else {
+                throw CVManagedStructError.structUpdateError(
+                    message: "objectID \(id) belongs to entity '\(id.entityName)', not '\(info.name)'")
+            }
+            return .objectID(id)
+        }
+        if let unique = value as? any BoxingUniqueStruct {
+            let key = Swift.type(of: unique).IdentifierName
+            let attribute = try info.attribute(key)
+            let raw = unique.IdentifierValue().attributeValue
+            guard let converted = raw.converted(to: attribute.type), !converted.isNull else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: info.name, key: key, expected: attribute.type.rawValue, found: raw.typeDescription)
+            }
+            return .unique(key: key, value: converted)
+        }
+        return .new
+    }
+
+    private func attributeValue(_ value: Any, _ label: String, _ info: EntityIndex) throws -> AttributeValue {
+        if let optional = value as? any _OptionalBoxing {
+            guard let wrapped = optional._wrappedValue else { return .null }
+            return try attributeValue(wrapped, label, info)
+        }
+        if let convertible = value as? any AttributeValueConvertible { return convertible.attributeValue }
+        if let decimal = value as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
+        if let raw = value as? any RawRepresentable { return try attributeValue(rawValue(of: raw), label, info) }
+        if let custom = value as? any Boxing {
+            let scratch = ManagedObject(info: info, objectID: .temporary(info.name), context: nil)
+            try custom.box(scratch, withKey: label)
+            return scratch.attributes[label] ?? .null
+        }
+        throw CVManagedStructError.structValueError(
+            message: "Could not box field '\(label)' of \(info.name): unsupported type \(type(of: value))")
+    }
+
+    private func targets(_ value: Any, _ relationship: Relationship, _ info: EntityIndex) throws
+        -> [BoxRecord.Target]
+    {
+        if let optional = value as? any _OptionalBoxing {
+            guard let wrapped = optional._wrappedValue else { return [] }
+            return try targets(wrapped, relationship, info)
+        }
+        if let collection = value as? any _BoxingCollection {
+            guard relationship.isToMany else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: info.name, key: relationship.name, expected: "one \(relationship.destination)",
+                    found: "\(type(of: value))")
+            }
+            return try collection._boxingElements.map { try target($0, relationship, info) }
+        }
+        guard !relationship.isToMany else {
+            throw CVManagedStructError.typeMismatch(
+                entity: info.name, key: relationship.name, expected: "a collection of \(relationship.destination)",
+                found: "\(type(of: value))")
+        }
+        return [try target(value, relationship, info)]
+    }
+
+    private func target(_ value: Any, _ relationship: Relationship, _ info: EntityIndex) throws -> BoxRecord.Target {
+        let found: String
+        if let nested = value as? any BoxingStruct {
+            found = Swift.type(of: nested).EntityName
+            if found == relationship.destination { return .record(try record(for: nested)) }
+        } else if let object = value as? ManagedObject {
+            found = object.entity.name
+            if found == relationship.destination { return .object(object) }
+        } else {
+            throw CVManagedStructError.structValueError(
+                message: "Could not box field '\(relationship.name)' of \(info.name): \(type(of: value)) is not a "
+                    + "BoxingStruct")
+        }
+        throw CVManagedStructError.typeMismatch(
+            entity: info.name, key: relationship.name, expected: relationship.destination, found: found)
+    }
+
+    private func rawValue<T: RawRepresentable>(of value: T) -> Any { value.rawValue }
+}
+
+/// Lets boxing look inside an `Optional` held as `Any`.
+protocol _OptionalBoxing {
+    var _wrappedValue: Any? { get }
+}
+
+extension Optional: _OptionalBoxing {
+    var _wrappedValue: Any? { map { $0 } }
+}
+
+/// Lets boxing list the elements of an array or set held as `Any`.
+protocol _BoxingCollection {
+    var _boxingElements: [Any] { get }
+}
+
+extension Array: _BoxingCollection {
+    var _boxingElements: [Any] { map { $0 } }
+}
+
+extension Set: _BoxingCollection {
+    var _boxingElements: [Any] { map { $0 } }
+}

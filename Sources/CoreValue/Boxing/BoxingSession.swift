@@ -1,0 +1,137 @@
+/// Boxes a batch of structs into objects: reflect, resolve identities in batches, then write.
+struct BoxingSession {
+    let context: ManagedObjectContext?
+
+    /// One object per value, in order; values with the same unique identifier share one object, and the
+    /// last one's values win.
+    ///
+    /// - Throws: ``CVManagedStructError`` from reflection or identity resolution; either way no object has
+    ///   been written.
+    func box(_ values: [any BoxingStruct]) throws -> [ManagedObject] {
+        let builder = RecordBuilder(entity: { name in
+            if let context { return try context.index.entity(name) }
+            return try EphemeralModels.entity(name)
+        })
+        let roots = try values.map { try builder.record(for: $0) }
+        if let context { try resolve(roots, in: context) }
+        return try roots.map { try write($0) }
+    }
+
+    /// Phase two: finds the existing object of every record that has one, with one store call per kind.
+    private func resolve(_ roots: [BoxRecord], in context: ManagedObjectContext) throws {
+        let records = roots.flatMap(\.tree)
+        var wantedIDs: [ManagedObjectID] = []
+        var seenIDs = Set<ManagedObjectID>()
+        var wantedValues: [String: [String: [AttributeValue]]] = [:]
+        var seenValues = Set<UniqueValue>()
+        for record in records {
+            for (_, targets) in record.relationships {
+                for case .object(let object) in targets where object.managedObjectContext !== context {
+                    throw CVManagedStructError.invalidObject(
+                        message: "\(object.objectID) belongs to another context than the one boxing into")
+                }
+            }
+            switch record.identity {
+            case .new: continue
+            case .objectID(let id):
+                if context.registeredObject(for: id) == nil, !id.isTemporary, seenIDs.insert(id).inserted {
+                    wantedIDs.append(id)
+                }
+            case .unique(let key, let value):
+                let unique = UniqueValue(record.info.name, key, value)
+                if context.uniqueObject(record.info.name, key, value) == nil, seenValues.insert(unique).inserted {
+                    wantedValues[record.info.name, default: [:]][key, default: []].append(value)
+                }
+            }
+        }
+        if !wantedIDs.isEmpty { try context.fetchAndRegister(wantedIDs) }
+        for (entityName, byKey) in wantedValues.sorted(by: { $0.key < $1.key }) {
+            for (key, values) in byKey.sorted(by: { $0.key < $1.key }) {
+                var start = 0
+                while start < values.count {
+                    let batch = Array(values[start..<min(start + ManagedObjectContext.batchSize, values.count)])
+                    for snapshot in try context.store.fetch(entityName: entityName, key: key, values: batch)
+                    where snapshot.id.entityName == entityName {
+                        _ = try context.register(snapshot)
+                    }
+                    start += ManagedObjectContext.batchSize
+                }
+            }
+        }
+        var prefetch: [(ManagedObject, [String])] = []
+        for record in records {
+            switch record.identity {
+            case .new: break
+            case .objectID(let id):
+                guard let object = context.registeredObject(for: id), !object.isDeletedFlag else {
+                    throw CVManagedStructError.structUpdateError(
+                        message: "no stored object of entity '\(record.info.name)' has objectID \(id); it was "
+                            + "deleted, or saved in another store")
+                }
+                record.object = object
+            case .unique(let key, let value):
+                record.object = context.uniqueObject(record.info.name, key, value)
+            }
+            if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
+            for (name, targets) in record.relationships {
+                guard let inverse = record.info.inverses[name], !inverse.isToMany else { continue }
+                for target in targets {
+                    switch target {
+                    case .object(let object): prefetch.append((object, [inverse.name]))
+                    case .record(let child):
+                        if let object = child.object ?? existing(child, context) {
+                            prefetch.append((object, [inverse.name]))
+                        }
+                    }
+                }
+            }
+        }
+        try context.prefetchLinks(of: prefetch)
+    }
+
+    private func existing(_ record: BoxRecord, _ context: ManagedObjectContext) -> ManagedObject? {
+        switch record.identity {
+        case .new: return nil
+        case .objectID(let id): return context.registeredObject(for: id)
+        case .unique(let key, let value): return context.uniqueObject(record.info.name, key, value)
+        }
+    }
+
+    /// Phase three: writes a record (and its children first) into its object.
+    private func write(_ record: BoxRecord) throws -> ManagedObject {
+        let object = try self.object(for: record)
+        for (key, value) in record.attributes { try object.assign(value, forKey: key) }
+        for (key, targets) in record.relationships {
+            let objects = try targets.map { target -> ManagedObject in
+                switch target {
+                case .object(let object): return object
+                case .record(let child): return try write(child)
+                }
+            }
+            try object.setRelated(objects, forKey: key)
+        }
+        return object
+    }
+
+    private func object(for record: BoxRecord) throws -> ManagedObject {
+        if let object = record.object { return object }
+        let object: ManagedObject
+        if let context {
+            if case .unique(let key, let value) = record.identity {
+                if let shared = context.uniqueObject(record.info.name, key, value) {
+                    object = shared
+                } else {
+                    object = try context.insert(entityName: record.info.name)
+                    if record.info.attributes[key]?.isUnique == true { object.upsertKey = key }
+                    try object.assign(value, forKey: key)
+                }
+            } else {
+                object = try context.insert(entityName: record.info.name)
+            }
+        } else {
+            object = ManagedObject(info: record.info, objectID: .temporary(record.info.name), context: nil)
+        }
+        record.object = object
+        return object
+    }
+}

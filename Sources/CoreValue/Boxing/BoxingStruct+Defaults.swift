@@ -1,0 +1,189 @@
+extension BoxingStruct {
+    /// Boxes the struct; see ``BoxingStruct/toObject(_:)``.
+    ///
+    /// Plain structs always insert a new object; persistent structs with an `objectID` update that object
+    /// (seed issue #19: also when nested in another struct); unique structs update the object with the same
+    /// identifier or insert one.
+    ///
+    /// - Throws: ``CVManagedStructError`` naming the entity and field at fault; nothing is written then.
+    @discardableResult
+    public func toObject(_ context: ManagedObjectContext?) throws -> ManagedObject {
+        let objects = try BoxingSession(context: context).box([self])
+        guard let object = objects.first else {
+            throw CVManagedStructError.structConversionError(message: "boxing \(Self.self) produced no object")
+        }
+        return object
+    }
+
+    /// Boxes the struct and links it from `object` under `key` (a to-one relationship).
+    ///
+    /// - Throws: ``CVManagedStructError`` when boxing fails or `key` is not a to-one relationship to this
+    ///   struct's entity.
+    public func box(_ object: ManagedObject, withKey key: String) throws {
+        try object.setObject(toObject(object.managedObjectContext), forKey: key)
+    }
+
+    /// The structs of type `T` whose objects match a predicate, sorted; pending changes of `context` are
+    /// included.
+    ///
+    /// ```swift
+    /// let sales: [Employee] = try Employee.query(context, predicate: .key("department") == "Sales",
+    ///                                            sortDescriptors: [CVPredicateKey.key("age").ascending])
+    /// ```
+    ///
+    /// - Throws: ``CVManagedStructError`` for an unknown key or entity (before any store call), the store's
+    ///   errors, and unboxing errors (`CVErrorDomain`).
+    public static func query<T: UnboxingStruct>(
+        _ context: ManagedObjectContext,
+        predicate: CVPredicate?,
+        sortDescriptors: [CVSortDescriptor]? = nil
+    ) throws -> [T] where T.StructureType == T {
+        try query(context, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: nil)
+    }
+
+    /// The structs of type `T` matching a predicate, sorted, skipping `fetchOffset` and returning at most
+    /// `fetchLimit`.
+    ///
+    /// - Throws: See ``query(_:predicate:sortDescriptors:)``.
+    public static func query<T: UnboxingStruct>(
+        _ context: ManagedObjectContext,
+        predicate: CVPredicate?,
+        sortDescriptors: [CVSortDescriptor]? = nil,
+        fetchLimit: Int?,
+        fetchOffset: Int = 0
+    ) throws -> [T] where T.StructureType == T {
+        let request = FetchRequest(
+            entityName: EntityName, predicate: predicate, sortDescriptors: sortDescriptors ?? [],
+            fetchLimit: fetchLimit, fetchOffset: fetchOffset)
+        return try context.fetch(request).map { try T.unbox(.object($0)) }
+    }
+}
+
+extension BoxingPersistentStruct {
+    /// Boxes the struct, saves the context, and stores the object's permanent ID in `objectID`.
+    ///
+    /// With a `nil` context the object is ephemeral and `objectID` is left alone.
+    ///
+    /// - Throws: ``CVManagedStructError/structUpdateError(message:)`` for a stale `objectID` (nothing is
+    ///   inserted), boxing and save errors.
+    @discardableResult
+    public mutating func mutatingToObject(_ context: ManagedObjectContext?) throws -> ManagedObject {
+        let object = try toObject(context)
+        if let context {
+            try context.save()
+            objectID = object.objectID
+        }
+        return object
+    }
+
+    /// Deletes the stored row, saves, and sets `objectID` to `nil`; `false` without a context or an ID.
+    ///
+    /// - Throws: ``CVManagedStructError/structDeleteError(message:)`` wrapping the reason.
+    @discardableResult
+    public mutating func delete(_ context: ManagedObjectContext?) throws -> Bool {
+        guard let context, let id = objectID else { return false }
+        do {
+            try context.delete(context.existingObject(with: id))
+            try context.save()
+        } catch {
+            throw CVManagedStructError.structDeleteError(message: "could not delete \(id): \(error)")
+        }
+        objectID = nil
+        return true
+    }
+
+    /// Boxes and saves the struct (``mutatingToObject(_:)``); call it from an overridden ``save(_:)``.
+    ///
+    /// - Throws: What ``mutatingToObject(_:)`` throws.
+    public mutating func defaultSave(_ context: ManagedObjectContext) throws {
+        try mutatingToObject(context)
+    }
+
+    /// Saves the struct with ``defaultSave(_:)``.
+    ///
+    /// - Throws: What ``mutatingToObject(_:)`` throws.
+    public mutating func save(_ context: ManagedObjectContext) throws {
+        try defaultSave(context)
+    }
+}
+
+extension BoxingUniqueStruct {
+    /// The typed predicate `IdentifierName == IdentifierValue()`.
+    ///
+    /// - Throws: Never today; kept throwing for the seed's signature.
+    public func identifierPredicate() throws -> CVPredicate {
+        IdentifierValue().predicate(Self.IdentifierName)
+    }
+
+    /// Deletes the object with this struct's identifier (registered, else stored) and saves.
+    ///
+    /// - Throws: ``CVManagedStructError/structDeleteError(message:)`` when there is no such object or the
+    ///   save fails.
+    public func delete(_ context: ManagedObjectContext?) throws {
+        guard let context else { return }
+        do {
+            let request = FetchRequest(entityName: Self.EntityName, predicate: try identifierPredicate(), fetchLimit: 1)
+            guard let object = try context.fetch(request).first else {
+                throw CVManagedStructError.objectNotFound(.temporary(Self.EntityName))
+            }
+            try context.delete(object)
+            try context.save()
+        } catch {
+            throw CVManagedStructError.structDeleteError(
+                message: "could not delete \(Self.EntityName) with \(Self.IdentifierName) = "
+                    + "\(IdentifierValue().attributeValue.typeDescription) value: \(error)")
+        }
+    }
+
+    /// Boxes the struct and saves the context.
+    ///
+    /// - Throws: Boxing and save errors.
+    public func defaultSave(_ context: ManagedObjectContext) throws {
+        try toObject(context)
+        try context.save()
+    }
+
+    /// Saves the struct with ``defaultSave(_:)``.
+    ///
+    /// - Throws: Boxing and save errors.
+    public func save(_ context: ManagedObjectContext) throws {
+        try defaultSave(context)
+    }
+}
+
+extension Array where Element: BoxingStruct {
+    /// Boxes every element in one batch: one object per element, in order.
+    ///
+    /// Identities are resolved together: one store call per batch of missing `objectID`s and one per batch
+    /// of unique identifiers not registered yet (then a dictionary lookup per element). Elements with the
+    /// same unique identifier share one object; the last one's values win.
+    ///
+    /// - Throws: ``CVManagedStructError``; nothing is written then.
+    @discardableResult
+    public func toObjects(_ context: ManagedObjectContext?) throws -> [ManagedObject] {
+        try BoxingSession(context: context).box(self)
+    }
+}
+
+extension Array where Element: BoxingUniqueStruct {
+    /// Boxes every element (``toObjects(_:)``) and saves once.
+    ///
+    /// - Throws: Boxing and save errors.
+    public func saveAll(_ context: ManagedObjectContext) throws {
+        try toObjects(context)
+        try context.save()
+    }
+}
+
+extension Array where Element: BoxingPersistentStruct {
+    /// Boxes every element (``toObjects(_:)``), saves once, and writes each element's `objectID` back.
+    ///
+    /// Overridden `save(_:)` methods are not called; save nested collections first if you rely on them.
+    ///
+    /// - Throws: Boxing and save errors; `objectID`s are left alone then.
+    public mutating func saveAll(_ context: ManagedObjectContext) throws {
+        let objects = try toObjects(context)
+        try context.save()
+        for (position, object) in zip(indices, objects) { self[position].objectID = object.objectID }
+    }
+}

@@ -1,0 +1,260 @@
+import Foundation
+
+/// One record of an entity in a context: its attributes and its links to other records.
+///
+/// Objects come from ``ManagedObjectContext/insert(entityName:)``, fetches, or boxing a struct. Read and
+/// write attributes with ``value(forKey:)`` / ``setValue(_:forKey:)`` (or the typed variants) and
+/// relationships with ``object(forKey:)``, ``objects(forKey:)`` and their setters. Related objects are loaded
+/// lazily and in batches: the first access to a relationship loads that relationship's objects for every
+/// registered object of the entity in one store call.
+///
+/// An object without a context (boxing with a `nil` context) is *ephemeral*: it can be read but not saved,
+/// and its inverse relationships are not maintained.
+public final class ManagedObject {
+    /// The entity of the object.
+    public var entity: Entity { info.entity }
+    /// The object's ID: temporary until its context saves, then permanent.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object belongs to; `nil` for an ephemeral object.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    let info: EntityIndex
+    /// Attribute values; a missing key reads as `.null`.
+    var attributes: [String: AttributeValue]
+    /// Relationship links by name: objects once loaded, stored keys until then.
+    var links: [String: [Link]] = [:]
+    /// The version the object was read at; `nil` until first saved.
+    var version: Int64?
+    /// Values before the first unsaved change, per changed attribute.
+    var originalAttributes: [String: AttributeValue] = [:]
+    /// Links before the first unsaved change, per changed relationship.
+    var originalLinks: [String: [Link]] = [:]
+    /// For an object inserted by a unique struct: the attribute to upsert on.
+    var upsertKey: String?
+    var isInsertedFlag = false
+    var isDeletedFlag = false
+    var isListedAsChanged = false
+    /// How many unboxings of this object are in progress (cycle detection).
+    var unboxingDepth = 0
+
+    init(info: EntityIndex, objectID: ManagedObjectID, context: ManagedObjectContext?) {
+        self.info = info
+        self.objectID = objectID
+        self.managedObjectContext = context
+        var attributes: [String: AttributeValue] = [:]
+        for attribute in info.entity.attributes {
+            attributes[attribute.name] = attribute.defaultValue ?? .null
+        }
+        self.attributes = attributes
+    }
+
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { isInsertedFlag }
+    /// Whether the object was deleted (the deletion is pending until the context saves).
+    public var isDeleted: Bool { isDeletedFlag }
+    /// Whether the object has unsaved changes.
+    public var hasChanges: Bool {
+        isInsertedFlag || isDeletedFlag || !originalAttributes.isEmpty || !originalLinks.isEmpty
+    }
+    /// The attributes and relationships changed since the last save.
+    public var changedKeys: Set<String> { Set(originalAttributes.keys).union(originalLinks.keys) }
+
+    // MARK: Attributes
+
+    /// The value of an attribute; `.null` when it has none.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` when the entity has no such attribute.
+    public func value(forKey key: String) throws -> AttributeValue {
+        _ = try info.attribute(key)
+        return attributes[key] ?? .null
+    }
+
+    /// The value of an attribute as a Swift type, or `nil` when it is null.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``, or
+    ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` when the value does not convert
+    ///   to `T` without loss.
+    public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type = T.self) throws -> T? {
+        let value = try self.value(forKey: key)
+        if value.isNull { return nil }
+        guard let result = T(attributeValue: value) else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "\(T.self)", found: value.typeDescription)
+        }
+        return result
+    }
+
+    /// Sets an attribute, converting losslessly to its type; `.null` clears it.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``,
+    ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)``, or
+    ///   ``CVManagedStructError/invalidObject(message:)`` for a deleted object.
+    public func setValue(_ value: AttributeValue, forKey key: String) throws {
+        try assign(try converted(value, forKey: key), forKey: key)
+    }
+
+    /// Sets an attribute from a Swift value; `nil` clears it.
+    ///
+    /// - Throws: See ``setValue(_:forKey:)``.
+    public func setValue<T: AttributeValueConvertible>(_ value: T?, forKey key: String) throws {
+        try setValue(value?.attributeValue ?? .null, forKey: key)
+    }
+
+    /// A value converted to the type of the attribute `key`.
+    func converted(_ value: AttributeValue, forKey key: String) throws -> AttributeValue {
+        let attribute = try info.attribute(key)
+        guard let converted = value.converted(to: attribute.type) else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+        }
+        return converted
+    }
+
+    /// Stores an already converted value, recording the change.
+    func assign(_ value: AttributeValue, forKey key: String) throws {
+        guard !isDeletedFlag else {
+            throw CVManagedStructError.invalidObject(message: "\(objectID) was deleted")
+        }
+        let old = attributes[key] ?? .null
+        guard old != value else { return }
+        if let original = originalAttributes[key] {
+            if original == value { originalAttributes[key] = nil }
+        } else {
+            originalAttributes[key] = old
+        }
+        attributes[key] = value
+        managedObjectContext?.attributeDidChange(self, key: key, from: old, to: value)
+    }
+
+    // MARK: Relationships
+
+    /// The destination of a to-one relationship, loading it if needed.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` for a key that is no to-one relationship,
+    ///   or the store's error when loading fails.
+    public func object(forKey key: String) throws -> ManagedObject? {
+        let relationship = try info.relationship(key)
+        guard !relationship.isToMany else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "to-one relationship", found: relationship.kind.rawValue)
+        }
+        return try related(key).first
+    }
+
+    /// The destinations of a to-many relationship (in order for an ordered one), loading them if needed.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` for a key that is no to-many
+    ///   relationship, or the store's error when loading fails.
+    public func objects(forKey key: String) throws -> [ManagedObject] {
+        let relationship = try info.relationship(key)
+        guard relationship.isToMany else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "to-many relationship", found: relationship.kind.rawValue)
+        }
+        return try related(key)
+    }
+
+    /// Sets or clears a to-one relationship; the inverse is updated on both sides.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``,
+    ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for an object of another entity,
+    ///   ``CVManagedStructError/invalidObject(message:)`` for an object of another context or a deleted one.
+    public func setObject(_ object: ManagedObject?, forKey key: String) throws {
+        let relationship = try info.relationship(key)
+        guard !relationship.isToMany else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "to-many value", found: "one object")
+        }
+        try setRelated(object.map { [$0] } ?? [], forKey: key)
+    }
+
+    /// Replaces the destinations of a to-many relationship (their order is kept for an ordered one); the
+    /// inverse is updated on both sides. Objects no longer listed are unlinked, not deleted.
+    ///
+    /// - Throws: See ``setObject(_:forKey:)``.
+    public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {
+        let relationship = try info.relationship(key)
+        guard relationship.isToMany else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: key, expected: "one object", found: "\(objects.count) objects")
+        }
+        try setRelated(objects, forKey: key)
+    }
+
+    func related(_ key: String) throws -> [ManagedObject] {
+        let current = links[key] ?? []
+        if let context = managedObjectContext { return try context.resolve(self, key) }
+        return current.compactMap(\.object)
+    }
+
+    func setRelated(_ objects: [ManagedObject], forKey key: String) throws {
+        let relationship = try info.relationship(key)
+        guard !isDeletedFlag else { throw CVManagedStructError.invalidObject(message: "\(objectID) was deleted") }
+        for object in objects {
+            guard object.entity.name == relationship.destination else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: relationship.destination, found: object.entity.name)
+            }
+            guard object.managedObjectContext === managedObjectContext, !object.isDeletedFlag else {
+                throw CVManagedStructError.invalidObject(
+                    message: "\(object.objectID) is deleted or belongs to another context than \(objectID)")
+            }
+        }
+        if let context = managedObjectContext {
+            try context.relate(self, relationship, to: objects)
+        } else {
+            links[key] = objects.map(Link.object)
+        }
+    }
+
+    /// Replaces the links of a relationship, recording the change.
+    func replaceLinks(_ key: String, _ newLinks: [Link]) {
+        let old = links[key] ?? []
+        if originalLinks[key] == nil { originalLinks[key] = old }
+        links[key] = newLinks
+        managedObjectContext?.markChanged(self)
+    }
+
+    /// Removes the link to `object` from a relationship, recording the change.
+    func removeLink(to object: ManagedObject, _ key: String) {
+        var current = links[key] ?? []
+        guard let position = current.firstIndex(where: { $0.refers(to: object) }) else { return }
+        current.remove(at: position)
+        replaceLinks(key, current)
+    }
+
+    /// Appends a link to `object`, recording the change.
+    func appendLink(to object: ManagedObject, _ key: String) {
+        var current = links[key] ?? []
+        current.append(.object(object))
+        replaceLinks(key, current)
+    }
+}
+
+extension ManagedObject: Hashable, CustomStringConvertible {
+    /// Objects are equal when they are the same instance.
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    /// Hashes the instance.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// The object's ID and attributes.
+    public var description: String { "<\(objectID)>" }
+}
+
+/// One link of a relationship: a loaded object, or the stored key of one not loaded yet.
+enum Link {
+    case object(ManagedObject)
+    case key(Int64)
+
+    var object: ManagedObject? {
+        if case .object(let object) = self { return object }
+        return nil
+    }
+
+    /// Whether the link points to `object` (by identity, or by its stored key).
+    func refers(to object: ManagedObject) -> Bool {
+        switch self {
+        case .object(let linked): return linked === object
+        case .key(let key): return object.objectID.primaryKey == key
+        }
+    }
+}

@@ -1,0 +1,55 @@
+extension ManagedObjectContext {
+    /// Deletes an object; the deletion is written by the next ``save()``.
+    ///
+    /// Delete rules apply now: objects reached through `cascade` relationships are deleted too, a `deny`
+    /// relationship that still has objects refuses the delete, and every remaining related object forgets the
+    /// deleted ones (`nullify`). Related objects are loaded first, so a failure changes nothing. Deleting an
+    /// inserted object simply forgets it.
+    ///
+    /// - Throws: ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a `deny` rule,
+    ///   ``CVManagedStructError/invalidObject(message:)`` for an object of another context, or the store's
+    ///   error when loading related objects fails.
+    public func delete(_ object: ManagedObject) throws {
+        guard object.managedObjectContext === self else {
+            throw CVManagedStructError.invalidObject(message: "\(object.objectID) belongs to another context")
+        }
+        guard !object.isDeletedFlag else { return }
+        var doomed: [ManagedObject] = []
+        var doomedIDs = Set<ObjectIdentifier>()
+        var stack = [object]
+        while let next = stack.popLast() {
+            guard doomedIDs.insert(ObjectIdentifier(next)).inserted else { continue }
+            doomed.append(next)
+            for relationship in next.info.entity.relationships where relationship.deleteRule == .cascade {
+                stack += try resolve(next, relationship.name)
+            }
+        }
+        var related: [(ManagedObject, String, [ManagedObject])] = []
+        for victim in doomed {
+            for relationship in victim.info.entity.relationships {
+                let members = try resolve(victim, relationship.name)
+                let survivors = members.filter { !doomedIDs.contains(ObjectIdentifier($0)) }
+                if relationship.deleteRule == .deny, !survivors.isEmpty {
+                    throw CVManagedStructError.constraintViolation(
+                        entity: victim.info.name, key: relationship.name,
+                        message: "delete rule deny: \(survivors.count) related object(s) remain")
+                }
+                if let inverse = victim.info.inverses[relationship.name] {
+                    related.append((victim, inverse.name, survivors))
+                }
+            }
+        }
+        for (victim, inverseKey, survivors) in related {
+            for survivor in survivors { survivor.removeLink(to: victim, inverseKey) }
+        }
+        for victim in doomed {
+            dropUnique(victim)
+            victim.isDeletedFlag = true
+            if victim.isInsertedFlag {
+                registry[victim.info.name]?[victim.objectID] = nil
+            } else {
+                deletedList.append(victim)
+            }
+        }
+    }
+}

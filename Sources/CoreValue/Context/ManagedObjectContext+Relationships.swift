@@ -1,0 +1,159 @@
+extension ManagedObjectContext {
+    /// The objects a relationship of `object` links to, loading missing ones first.
+    ///
+    /// Loading is batched: one `fetch(ids:)` loads the missing destinations of this relationship for every
+    /// registered object of the entity (up to ``batchSize`` IDs), so walking a relationship over n fetched
+    /// objects costs one store call, not n. Deleted objects are left out.
+    func resolve(_ object: ManagedObject, _ key: String) throws -> [ManagedObject] {
+        guard let relationship = object.info.relationships[key] else {
+            throw CVManagedStructError.unknownKey(entity: object.info.name, key: key)
+        }
+        let destination = relationship.destination
+        let links = object.links[key] ?? []
+        if links.contains(where: { isUnresolved($0, destination) }) {
+            try loadBatch(for: object, key, destination)
+        }
+        var result: [ManagedObject] = []
+        result.reserveCapacity(links.count)
+        var resolvedLinks: [Link] = []
+        var rewrote = false
+        for link in links {
+            switch link {
+            case .object(let linked):
+                resolvedLinks.append(link)
+                if !linked.isDeletedFlag { result.append(linked) }
+            case .key(let primaryKey):
+                if let linked = registry[destination]?[.permanent(destination, primaryKey)] {
+                    resolvedLinks.append(.object(linked))
+                    rewrote = true
+                    if !linked.isDeletedFlag { result.append(linked) }
+                } else {
+                    resolvedLinks.append(link)
+                }
+            }
+        }
+        if rewrote { object.links[key] = resolvedLinks }
+        return result
+    }
+
+    private func isUnresolved(_ link: Link, _ destination: String) -> Bool {
+        guard case .key(let primaryKey) = link else { return false }
+        let id = ManagedObjectID.permanent(destination, primaryKey)
+        return registry[destination]?[id] == nil && !missingIDs.contains(id)
+    }
+
+    private func loadBatch(for object: ManagedObject, _ key: String, _ destination: String) throws {
+        var wanted: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        func collect(_ links: [Link]) {
+            for link in links where isUnresolved(link, destination) {
+                if case .key(let primaryKey) = link {
+                    let id = ManagedObjectID.permanent(destination, primaryKey)
+                    if seen.insert(id).inserted { wanted.append(id) }
+                }
+            }
+        }
+        collect(object.links[key] ?? [])
+        for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
+            collect(other.links[key] ?? [])
+        }
+        try fetchAndRegister(wanted)
+    }
+
+    /// Sets the links of a relationship and keeps its inverse consistent on every object involved.
+    ///
+    /// Objects whose inverse links must change but are not registered yet are fetched first, in one call,
+    /// so that no object is changed if that fetch fails.
+    func relate(_ object: ManagedObject, _ relationship: Relationship, to newObjects: [ManagedObject]) throws {
+        let key = relationship.name
+        var objects: [ManagedObject] = []
+        var newIDs = Set<ObjectIdentifier>()
+        for candidate in newObjects where newIDs.insert(ObjectIdentifier(candidate)).inserted {
+            objects.append(candidate)
+        }
+        let old = object.links[key] ?? []
+        if old.count == objects.count, zip(old, objects).allSatisfy({ $0.refers(to: $1) }) { return }
+        guard let inverse = object.info.inverses[key] else {
+            object.replaceLinks(key, objects.map(Link.object))
+            return
+        }
+        let newKeys = Set(objects.compactMap(\.objectID.primaryKey))
+        let removed = old.filter { link in
+            switch link {
+            case .object(let linked): return !newIDs.contains(ObjectIdentifier(linked))
+            case .key(let primaryKey): return !newKeys.contains(primaryKey)
+            }
+        }
+        var oldIDs = Set<ObjectIdentifier>()
+        var oldKeys = Set<Int64>()
+        for link in old {
+            switch link {
+            case .object(let linked): oldIDs.insert(ObjectIdentifier(linked))
+            case .key(let primaryKey): oldKeys.insert(primaryKey)
+            }
+        }
+        let added = objects.filter { candidate in
+            !oldIDs.contains(ObjectIdentifier(candidate))
+                && !(candidate.objectID.primaryKey.map { oldKeys.contains($0) } ?? false)
+        }
+        var wanted: [ManagedObjectID] = []
+        for link in removed where isUnresolved(link, relationship.destination) {
+            if case .key(let primaryKey) = link { wanted.append(.permanent(relationship.destination, primaryKey)) }
+        }
+        if !inverse.isToMany {
+            for member in added {
+                for link in member.links[inverse.name] ?? [] where isUnresolved(link, object.info.name) {
+                    if case .key(let primaryKey) = link { wanted.append(.permanent(object.info.name, primaryKey)) }
+                }
+            }
+        }
+        if !wanted.isEmpty { try fetchAndRegister(wanted) }
+
+        object.replaceLinks(key, objects.map(Link.object))
+        for link in removed {
+            guard let member = self.object(for: link, relationship.destination) else { continue }
+            member.removeLink(to: object, inverse.name)
+        }
+        for member in added {
+            if inverse.isToMany {
+                member.appendLink(to: object, inverse.name)
+                continue
+            }
+            for link in member.links[inverse.name] ?? [] {
+                if let previous = self.object(for: link, object.info.name), previous !== object {
+                    previous.removeLink(to: member, key)
+                }
+            }
+            member.replaceLinks(inverse.name, [.object(object)])
+        }
+    }
+
+    /// The registered object a link points to, if any.
+    func object(for link: Link, _ entityName: String) -> ManagedObject? {
+        switch link {
+        case .object(let object): return object
+        case .key(let primaryKey): return registry[entityName]?[.permanent(entityName, primaryKey)]
+        }
+    }
+
+    /// Makes sure the objects linked by these relationships of these objects, and for to-one inverses the
+    /// objects those link back to, are registered: one store call for everything missing.
+    func prefetchLinks(of objects: [(ManagedObject, [String])]) throws {
+        var wanted: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        for (object, keys) in objects {
+            for key in keys {
+                guard let relationship = object.info.relationships[key], object.info.inverses[key] != nil else {
+                    continue
+                }
+                for link in object.links[key] ?? [] where isUnresolved(link, relationship.destination) {
+                    if case .key(let primaryKey) = link {
+                        let id = ManagedObjectID.permanent(relationship.destination, primaryKey)
+                        if seen.insert(id).inserted { wanted.append(id) }
+                    }
+                }
+            }
+        }
+        if !wanted.isEmpty { try fetchAndRegister(wanted) }
+    }
+}

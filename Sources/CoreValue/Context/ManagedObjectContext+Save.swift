@@ -1,0 +1,178 @@
+extension ManagedObjectContext {
+    /// Writes every pending insert, change and delete in one ``Store/apply(_:)`` call: everything or nothing.
+    ///
+    /// On success inserted objects get permanent IDs and every written object its new version. On failure
+    /// nothing is changed in the store and every change stays pending, so the caller may fix and retry, or
+    /// ``rollback()``.
+    ///
+    /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value
+    ///   (before calling the store), ``CVManagedStructError/conflict(entity:message:)`` when another context
+    ///   changed or deleted a row since it was read, or the store's error.
+    public func save() throws {
+        let inserted = insertedList.filter { !$0.isDeletedFlag }
+        let changed = changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasChanges }
+        let deleted = deletedList
+        var changes = ChangeSet()
+        for object in inserted {
+            try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
+            var toOne: [String: ManagedObjectID?] = [:]
+            for (key, storage) in object.info.storage where storage == .foreignKey {
+                if let target = linkedID(object, key) { toOne[key] = .some(target) }
+            }
+            changes.inserts.append(
+                ObjectChange(
+                    id: object.objectID, attributes: object.attributes, toOne: toOne, upsertKey: object.upsertKey))
+            changes.relationships += memberLists(object, keys: object.info.storage.keys.sorted())
+        }
+        for object in changed {
+            try checkRequired(object, keys: Array(object.originalAttributes.keys))
+            var attributes: [String: AttributeValue] = [:]
+            for key in object.originalAttributes.keys { attributes[key] = object.attributes[key] ?? .null }
+            var toOne: [String: ManagedObjectID?] = [:]
+            for key in object.originalLinks.keys where object.info.storage[key] == .foreignKey {
+                toOne[key] = .some(linkedID(object, key))
+            }
+            if !attributes.isEmpty || !toOne.isEmpty {
+                changes.updates.append(
+                    ObjectChange(id: object.objectID, version: object.version, attributes: attributes, toOne: toOne))
+            }
+            changes.relationships += memberLists(object, keys: object.originalLinks.keys.sorted())
+        }
+        for object in deleted {
+            changes.deletes.append(ObjectDeletion(id: object.objectID, version: object.version))
+        }
+        let result = changes.isEmpty ? SaveResult() : try store.apply(changes)
+        commit(result, inserted: inserted, deleted: deleted)
+    }
+
+    /// Discards every unsaved change: inserted objects leave the context, changed and deleted ones get their
+    /// saved values and links back.
+    public func rollback() {
+        for object in insertedList {
+            dropUnique(object)
+            registry[object.info.name]?[object.objectID] = nil
+            object.isDeletedFlag = true
+            object.isInsertedFlag = false
+        }
+        for object in changedList + deletedList {
+            dropUnique(object)
+            for (key, value) in object.originalAttributes { object.attributes[key] = value }
+            for (key, links) in object.originalLinks {
+                object.links[key] = links.filter { link in
+                    if case .object(let linked) = link { return !linked.isDeletedFlag || deletedList.contains(linked) }
+                    return true
+                }
+            }
+            object.originalAttributes.removeAll()
+            object.originalLinks.removeAll()
+            object.isListedAsChanged = false
+        }
+        for object in deletedList { object.isDeletedFlag = false }
+        for object in changedList + deletedList { addUnique(object) }
+        insertedList.removeAll()
+        changedList.removeAll()
+        deletedList.removeAll()
+    }
+
+    private func checkRequired(_ object: ManagedObject, keys: [String]) throws {
+        for key in keys {
+            guard let attribute = object.info.attributes[key], !attribute.isOptional else { continue }
+            if (object.attributes[key] ?? .null).isNull {
+                throw CVManagedStructError.missingValue(entity: object.info.name, key: key)
+            }
+        }
+    }
+
+    /// The ID a to-one relationship links to, skipping deleted objects.
+    private func linkedID(_ object: ManagedObject, _ key: String) -> ManagedObjectID? {
+        guard let destination = object.info.relationships[key]?.destination else { return nil }
+        for link in object.links[key] ?? [] {
+            switch link {
+            case .object(let linked) where !linked.isDeletedFlag: return linked.objectID
+            case .object: continue
+            case .key(let primaryKey): return .permanent(destination, primaryKey)
+            }
+        }
+        return nil
+    }
+
+    /// Full member lists for the owned to-many relationships among `keys` that changed.
+    private func memberLists(_ object: ManagedObject, keys: [String]) -> [RelationshipChange] {
+        var result: [RelationshipChange] = []
+        for key in keys where object.info.storage[key] == .joinTable {
+            guard let destination = object.info.relationships[key]?.destination else { continue }
+            let links = object.links[key] ?? []
+            if object.isInsertedFlag, links.isEmpty { continue }
+            if !object.isInsertedFlag, let original = object.originalLinks[key], original.count == links.count,
+                zip(original, links).allSatisfy({ same($0, $1) })
+            {
+                continue
+            }
+            let members: [ManagedObjectID] = links.compactMap { link in
+                switch link {
+                case .object(let linked): return linked.isDeletedFlag ? nil : linked.objectID
+                case .key(let primaryKey): return .permanent(destination, primaryKey)
+                }
+            }
+            result.append(RelationshipChange(owner: object.objectID, relationship: key, members: members))
+        }
+        return result
+    }
+
+    private func same(_ lhs: Link, _ rhs: Link) -> Bool {
+        switch rhs {
+        case .object(let object): return lhs.refers(to: object)
+        case .key(let key):
+            if case .key(let other) = lhs { return key == other }
+            return lhs.object?.objectID.primaryKey == key
+        }
+    }
+
+    private func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {
+        for object in inserted {
+            registry[object.info.name]?[object.objectID] = nil
+            if let permanent = result.permanentIDs[object.objectID] {
+                if let previous = registry[object.info.name]?[permanent], previous !== object {
+                    dropUnique(previous)
+                }
+                object.objectID = permanent
+                object.version = result.versions[permanent]
+            }
+            registry[object.info.name, default: [:]][object.objectID] = object
+            object.isInsertedFlag = false
+            object.upsertKey = nil
+            addUnique(object)
+        }
+        for object in changedList {
+            if let version = result.versions[object.objectID] { object.version = version }
+        }
+        for object in insertedList + changedList {
+            object.originalAttributes.removeAll()
+            object.originalLinks.removeAll()
+            object.isListedAsChanged = false
+        }
+        for object in deleted {
+            registry[object.info.name]?[object.objectID] = nil
+            object.originalAttributes.removeAll()
+            object.originalLinks.removeAll()
+        }
+        insertedList.removeAll()
+        changedList.removeAll()
+        deletedList.removeAll()
+    }
+
+    func dropUnique(_ object: ManagedObject) {
+        for attribute in object.info.uniqueAttributes {
+            let key = UniqueValue(object.info.name, attribute.name, object.attributes[attribute.name] ?? .null)
+            if uniqueIndex[key] === object { uniqueIndex[key] = nil }
+        }
+    }
+
+    func addUnique(_ object: ManagedObject) {
+        guard !object.isDeletedFlag else { return }
+        for attribute in object.info.uniqueAttributes {
+            let value = object.attributes[attribute.name] ?? .null
+            if !value.isNull { uniqueIndex[UniqueValue(object.info.name, attribute.name, value)] = object }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+
+/// A unit of work over a ``Store``: the objects read and changed by one task, saved together.
+///
+/// A context keeps one object per stored row (an identity map), tracks inserts, changes and deletes,
+/// keeps inverse relationships consistent on both sides in memory, applies delete rules when an object is
+/// deleted, and writes everything in one ``Store/apply(_:)`` call on ``save()``. Fetches see pending
+/// changes. Like a Core Data context, a context is used by one thread or task at a time: it is not
+/// `Sendable`; give each task its own context over a shared store.
+///
+/// ```swift
+/// let context = ManagedObjectContext(store: MemoryStore(model: model))
+/// let employee = try context.insert(entityName: "Employee")
+/// try employee.setValue("Alice", forKey: "name")
+/// try context.save()
+/// ```
+public final class ManagedObjectContext {
+    /// The store the context reads from and saves to.
+    public let store: any Store
+    /// The model of the store.
+    public var model: ManagedObjectModel { index.model }
+
+    let index: ModelIndex
+    /// Registered objects by entity, then ID.
+    var registry: [String: [ManagedObjectID: ManagedObject]] = [:]
+    /// Objects inserted since the last save, in insertion order (deleted ones are skipped when saving).
+    var insertedList: [ManagedObject] = []
+    /// Stored objects changed since the last save.
+    var changedList: [ManagedObject] = []
+    /// Stored objects deleted since the last save.
+    var deletedList: [ManagedObject] = []
+    /// The registered, not deleted object holding each unique attribute value.
+    var uniqueIndex: [UniqueValue: ManagedObject] = [:]
+    /// IDs a store fetch did not return: not fetched again by relationship loading.
+    var missingIDs: Set<ManagedObjectID> = []
+
+    /// The largest number of IDs or values sent in one store call.
+    public static let batchSize = 10_000
+
+    /// Creates a context over a store.
+    public init(store: any Store) {
+        self.store = store
+        self.index = ModelIndex(store.model)
+        EphemeralModels.register(store.model)
+    }
+
+    deinit {
+        // Objects link to each other strongly; break the cycles so that they are freed with the context.
+        for objects in registry.values {
+            for object in objects.values {
+                object.links.removeAll()
+                object.originalLinks.removeAll()
+            }
+        }
+    }
+
+    /// Every object registered in the context (fetched, inserted or boxed), deleted ones included until save.
+    public var registeredObjects: [ManagedObject] {
+        registry.values.flatMap(\.values)
+    }
+
+    /// The registered objects of one entity.
+    public func registeredObjects(entityName: String) -> [ManagedObject] {
+        registry[entityName].map { Array($0.values) } ?? []
+    }
+
+    /// The registered object with this ID, if any; never calls the store.
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
+        registry[id.entityName]?[id]
+    }
+
+    /// Whether the context has unsaved inserts, changes or deletes.
+    public var hasChanges: Bool {
+        insertedList.contains { !$0.isDeletedFlag } || !deletedList.isEmpty || changedList.contains(where: \.hasChanges)
+    }
+
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: [ManagedObject] { insertedList.filter { !$0.isDeletedFlag } }
+    /// Stored objects with unsaved changes.
+    public var updatedObjects: [ManagedObject] {
+        changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasChanges }
+    }
+    /// Stored objects deleted and not yet saved.
+    public var deletedObjects: [ManagedObject] { deletedList }
+
+    /// Inserts a new object of an entity, with the attributes' default values.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``.
+    @discardableResult
+    public func insert(entityName: String) throws -> ManagedObject {
+        let info = try index.entity(entityName)
+        let object = ManagedObject(info: info, objectID: .temporary(entityName), context: self)
+        object.isInsertedFlag = true
+        registry[entityName, default: [:]][object.objectID] = object
+        insertedList.append(object)
+        for attribute in info.uniqueAttributes {
+            let value = object.attributes[attribute.name] ?? .null
+            if !value.isNull { uniqueIndex[UniqueValue(entityName, attribute.name, value)] = object }
+        }
+        return object
+    }
+
+    /// The object with this ID: the registered one, or one fetched from the store.
+    ///
+    /// - Throws: ``CVManagedStructError/objectNotFound(_:)`` when no stored row has the ID (or a temporary
+    ///   ID is not registered here), ``CVManagedStructError/unknownEntity(_:)``, or the store's error.
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        if let object = registeredObject(for: id), !object.isDeletedFlag { return object }
+        guard !id.isTemporary, registeredObject(for: id) == nil else { throw CVManagedStructError.objectNotFound(id) }
+        _ = try index.entity(id.entityName)
+        try fetchAndRegister([id])
+        guard let object = registeredObject(for: id) else { throw CVManagedStructError.objectNotFound(id) }
+        return object
+    }
+
+    // MARK: Registration
+
+    /// Fetches rows by ID (in batches) and registers them.
+    func fetchAndRegister(_ ids: [ManagedObjectID]) throws {
+        var start = 0
+        while start < ids.count {
+            let batch = Array(ids[start..<min(start + Self.batchSize, ids.count)])
+            let snapshots = try store.fetch(ids: batch)
+            var found = Set<ManagedObjectID>()
+            for snapshot in snapshots {
+                _ = try register(snapshot)
+                found.insert(snapshot.id)
+            }
+            for id in batch where !found.contains(id) { missingIDs.insert(id) }
+            start += Self.batchSize
+        }
+    }
+
+    /// The object for a stored row: the registered one (refreshed when it has no unsaved changes) or a new one.
+    func register(_ snapshot: RowSnapshot) throws -> ManagedObject {
+        let info = try index.entity(snapshot.id.entityName)
+        if let object = registry[info.name]?[snapshot.id] {
+            if !object.hasChanges {
+                for attribute in info.uniqueAttributes {
+                    let value = object.attributes[attribute.name] ?? .null
+                    let key = UniqueValue(info.name, attribute.name, value)
+                    if uniqueIndex[key] === object { uniqueIndex[key] = nil }
+                }
+                load(snapshot, into: object)
+            }
+            return object
+        }
+        let object = ManagedObject(info: info, objectID: snapshot.id, context: self)
+        load(snapshot, into: object)
+        registry[info.name, default: [:]][snapshot.id] = object
+        missingIDs.remove(snapshot.id)
+        return object
+    }
+
+    private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {
+        object.version = snapshot.version
+        for attribute in object.info.entity.attributes {
+            object.attributes[attribute.name] = snapshot.attributes[attribute.name] ?? .null
+        }
+        for relationship in object.info.entity.relationships {
+            if relationship.isToMany {
+                object.links[relationship.name] = (snapshot.toMany[relationship.name] ?? []).map(Link.key)
+            } else if let key = snapshot.toOne[relationship.name] ?? nil {
+                object.links[relationship.name] = [.key(key)]
+            } else {
+                object.links[relationship.name] = []
+            }
+        }
+        for attribute in object.info.uniqueAttributes {
+            let value = object.attributes[attribute.name] ?? .null
+            if !value.isNull { uniqueIndex[UniqueValue(object.info.name, attribute.name, value)] = object }
+        }
+    }
+
+    // MARK: Change tracking
+
+    func attributeDidChange(_ object: ManagedObject, key: String, from old: AttributeValue, to new: AttributeValue) {
+        markChanged(object)
+        guard object.info.attributes[key]?.isUnique == true else { return }
+        let oldKey = UniqueValue(object.info.name, key, old)
+        if uniqueIndex[oldKey] === object { uniqueIndex[oldKey] = nil }
+        if !new.isNull { uniqueIndex[UniqueValue(object.info.name, key, new)] = object }
+    }
+
+    func markChanged(_ object: ManagedObject) {
+        guard !object.isListedAsChanged, !object.isInsertedFlag else { return }
+        object.isListedAsChanged = true
+        changedList.append(object)
+    }
+
+    /// The registered, not deleted object of an entity whose unique attribute `key` has `value`.
+    func uniqueObject(_ entityName: String, _ key: String, _ value: AttributeValue) -> ManagedObject? {
+        uniqueIndex[UniqueValue(entityName, key, value)]
+    }
+}
+
+/// A unique attribute value of an entity: the key of a context's unique index.
+struct UniqueValue: Hashable {
+    let entity: String
+    let key: String
+    let value: AttributeValue
+
+    init(_ entity: String, _ key: String, _ value: AttributeValue) {
+        self.entity = entity
+        self.key = key
+        self.value = value
+    }
+}

@@ -1,0 +1,87 @@
+/// Dictionaries over a model's entities, keys and relationship storage, built once per context or store so
+/// that every lookup on a hot path is a hash lookup instead of a scan.
+package final class ModelIndex: Sendable {
+    /// The model indexed.
+    package let model: ManagedObjectModel
+    /// The entities by name.
+    package let entities: [String: EntityIndex]
+
+    /// Indexes a model.
+    package init(_ model: ManagedObjectModel) {
+        self.model = model
+        var entities: [String: EntityIndex] = [:]
+        for entity in model.entities {
+            entities[entity.name] = EntityIndex(entity, in: model)
+        }
+        self.entities = entities
+    }
+
+    /// The entity with this name.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``.
+    package func entity(_ name: String) throws -> EntityIndex {
+        guard let entity = entities[name] else { throw CVManagedStructError.unknownEntity(name) }
+        return entity
+    }
+}
+
+/// One entity's keys, relationships, inverses and relationship storage, by name.
+package struct EntityIndex: Sendable {
+    /// The entity.
+    package let entity: Entity
+    /// The attributes by name.
+    package let attributes: [String: Attribute]
+    /// The relationships by name.
+    package let relationships: [String: Relationship]
+    /// Where each relationship's links are stored.
+    package let storage: [String: RelationshipStorage]
+    /// The inverse of each relationship that declares one.
+    package let inverses: [String: Relationship]
+    /// The attributes marked unique, in declaration order.
+    package let uniqueAttributes: [Attribute]
+
+    /// The entity's name.
+    package var name: String { entity.name }
+
+    init(_ entity: Entity, in model: ManagedObjectModel) {
+        self.entity = entity
+        var attributes: [String: Attribute] = [:]
+        for attribute in entity.attributes { attributes[attribute.name] = attribute }
+        var relationships: [String: Relationship] = [:]
+        var storage: [String: RelationshipStorage] = [:]
+        var inverses: [String: Relationship] = [:]
+        for relationship in entity.relationships {
+            relationships[relationship.name] = relationship
+            storage[relationship.name] = model.storage(of: relationship, in: entity)
+            if let inverse = model.inverse(of: relationship) { inverses[relationship.name] = inverse.relationship }
+        }
+        self.attributes = attributes
+        self.relationships = relationships
+        self.storage = storage
+        self.inverses = inverses
+        self.uniqueAttributes = entity.uniqueAttributes
+    }
+
+    /// The attribute with this name.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``.
+    package func attribute(_ key: String) throws -> Attribute {
+        guard let attribute = attributes[key] else { throw CVManagedStructError.unknownKey(entity: name, key: key) }
+        return attribute
+    }
+
+    /// The relationship with this name.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``.
+    package func relationship(_ key: String) throws -> Relationship {
+        guard let relationship = relationships[key] else {
+            throw CVManagedStructError.unknownKey(entity: name, key: key)
+        }
+        return relationship
+    }
+
+    /// Whether this side writes the relationship's links.
+    package func owns(_ relationship: String) -> Bool {
+        storage[relationship]?.isOwner ?? false
+    }
+}

@@ -1,0 +1,104 @@
+extension CVPredicate {
+    /// Checks the predicate against an entity and converts every operand to its attribute's type.
+    ///
+    /// Stores run this before sending anything, so both stores see the same, typed predicate: operands are
+    /// converted losslessly (`30` becomes `int16(30)` for an `int16` attribute), `== .null` becomes
+    /// ``isNull(key:)`` and `<> .null` its negation. `isNull` also accepts a to-one relationship's name.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` for a key the entity lacks and
+    ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for an operand that does not fit.
+    public func validated(for entity: Entity) throws -> CVPredicate {
+        switch self {
+        case .comparison(let key, let op, let value):
+            let attribute = try Self.attribute(key, in: entity)
+            if value.isNull {
+                switch op {
+                case .equal: return .isNull(key: key)
+                case .notEqual: return .not(.isNull(key: key))
+                default:
+                    throw CVManagedStructError.typeMismatch(
+                        entity: entity.name, key: key, expected: attribute.type.rawValue, found: "null")
+                }
+            }
+            return .comparison(key: key, op, try Self.convert(value, to: attribute, in: entity))
+        case .isIn(let key, let values):
+            let attribute = try Self.attribute(key, in: entity)
+            return .isIn(key: key, try values.map { try Self.convert($0, to: attribute, in: entity) })
+        case .between(let key, let lower, let upper):
+            let attribute = try Self.attribute(key, in: entity)
+            return .between(
+                key: key, try Self.convert(lower, to: attribute, in: entity),
+                try Self.convert(upper, to: attribute, in: entity))
+        case .stringMatch(let key, _, _, _):
+            let attribute = try Self.attribute(key, in: entity)
+            guard attribute.type == .string else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: "string", found: attribute.type.rawValue)
+            }
+            return self
+        case .isNull(let key):
+            if entity.attribute(named: key) != nil { return self }
+            if let relationship = entity.relationship(named: key), !relationship.isToMany { return self }
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        case .and(let predicates): return .and(try predicates.map { try $0.validated(for: entity) })
+        case .or(let predicates): return .or(try predicates.map { try $0.validated(for: entity) })
+        case .not(let predicate): return .not(try predicate.validated(for: entity))
+        case .true, .false: return self
+        }
+    }
+
+    /// Every key the predicate names.
+    public var keys: Set<String> {
+        switch self {
+        case .comparison(let key, _, _), .isIn(let key, _), .between(let key, _, _), .stringMatch(let key, _, _, _),
+            .isNull(let key):
+            return [key]
+        case .and(let predicates), .or(let predicates):
+            return predicates.reduce(into: Set<String>()) { $0.formUnion($1.keys) }
+        case .not(let predicate): return predicate.keys
+        case .true, .false: return []
+        }
+    }
+
+    private static func attribute(_ key: String, in entity: Entity) throws -> Attribute {
+        guard let attribute = entity.attribute(named: key) else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        }
+        return attribute
+    }
+
+    private static func convert(_ value: AttributeValue, to attribute: Attribute, in entity: Entity) throws
+        -> AttributeValue
+    {
+        guard let converted = value.converted(to: attribute.type) else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: attribute.name, expected: attribute.type.rawValue,
+                found: value.typeDescription)
+        }
+        return converted
+    }
+}
+
+extension FetchRequest {
+    /// Checks the request against a model: the entity, the predicate's keys and operand types, and the sort
+    /// keys (attributes only); returns the request with its predicate converted (see
+    /// ``CVPredicate/validated(for:)``).
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
+    ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)``.
+    public func validated(in model: ManagedObjectModel) throws -> FetchRequest {
+        let entity = try model.entity(entityName)
+        var request = self
+        request.predicate = try predicate?.validated(for: entity)
+        for sort in sortDescriptors where entity.attribute(named: sort.key) == nil {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: sort.key)
+        }
+        if let limit = fetchLimit, limit < 0 {
+            throw CVManagedStructError.structValueError(message: "negative fetch limit \(limit)")
+        }
+        if fetchOffset < 0 {
+            throw CVManagedStructError.structValueError(message: "negative fetch offset \(fetchOffset)")
+        }
+        return request
+    }
+}

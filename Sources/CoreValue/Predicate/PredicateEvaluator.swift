@@ -1,0 +1,127 @@
+import Foundation
+
+/// Evaluates a validated ``CVPredicate`` in memory with SQL's three-valued logic, so that a context's pending
+/// objects and ``MemoryStore`` rows match exactly the rows PostgreSQL would return.
+///
+/// A comparison with a null value is *unknown*; `NOT unknown` is unknown; a row matches only when the whole
+/// predicate is true. Strings compare by Unicode scalar (the `C` collation); case-insensitive matches
+/// lower-case both sides.
+package enum PredicateEvaluator {
+    /// Whether a row matches: `attribute` reads an attribute's value, `isNull` whether an attribute or a to-one
+    /// relationship is null.
+    package static func matches(
+        _ predicate: CVPredicate,
+        attribute: (String) -> AttributeValue,
+        isNull: (String) -> Bool
+    ) -> Bool {
+        evaluate(predicate, attribute, isNull) == true
+    }
+
+    private static func evaluate(
+        _ predicate: CVPredicate,
+        _ attribute: (String) -> AttributeValue,
+        _ isNull: (String) -> Bool
+    ) -> Bool? {
+        switch predicate {
+        case .comparison(let key, let op, let operand):
+            let value = attribute(key)
+            guard !value.isNull, !operand.isNull, let order = ValueOrder.compare(value, operand) else { return nil }
+            switch op {
+            case .equal: return order == 0
+            case .notEqual: return order != 0
+            case .lessThan: return order < 0
+            case .lessThanOrEqual: return order <= 0
+            case .greaterThan: return order > 0
+            case .greaterThanOrEqual: return order >= 0
+            }
+        case .isIn(let key, let operands):
+            let value = attribute(key)
+            if value.isNull { return nil }
+            var sawNull = false
+            for operand in operands {
+                if operand.isNull { sawNull = true } else if ValueOrder.compare(value, operand) == 0 { return true }
+            }
+            return sawNull ? nil : false
+        case .between(let key, let lower, let upper):
+            let value = attribute(key)
+            guard let low = ValueOrder.compare(value, lower), let high = ValueOrder.compare(value, upper),
+                !value.isNull, !lower.isNull, !upper.isNull
+            else { return nil }
+            return low >= 0 && high <= 0
+        case .stringMatch(let key, let kind, let text, let caseInsensitive):
+            guard case .string(let value) = attribute(key) else { return nil }
+            return StringMatcher.matches(value, kind, text, caseInsensitive: caseInsensitive)
+        case .isNull(let key):
+            return isNull(key)
+        case .and(let predicates):
+            var result: Bool? = true
+            for predicate in predicates {
+                switch evaluate(predicate, attribute, isNull) {
+                case false?: return false
+                case nil: result = nil
+                case true?: break
+                }
+            }
+            return result
+        case .or(let predicates):
+            var result: Bool? = false
+            for predicate in predicates {
+                switch evaluate(predicate, attribute, isNull) {
+                case true?: return true
+                case nil: result = nil
+                case false?: break
+                }
+            }
+            return result
+        case .not(let predicate):
+            return evaluate(predicate, attribute, isNull).map { !$0 }
+        case .true: return true
+        case .false: return false
+        }
+    }
+}
+
+/// The total order stores sort by: PostgreSQL's default order for each column type.
+package enum ValueOrder {
+    /// Compares two non-null values of the same type: negative, zero or positive; `nil` when the types
+    /// differ or either is null.
+    package static func compare(_ lhs: AttributeValue, _ rhs: AttributeValue) -> Int? {
+        switch (lhs, rhs) {
+        case (.int16(let a), .int16(let b)): return sign(a, b)
+        case (.int32(let a), .int32(let b)): return sign(a, b)
+        case (.int64(let a), .int64(let b)): return sign(a, b)
+        case (.double(let a), .double(let b)): return sign(a, b)
+        case (.float(let a), .float(let b)): return sign(a, b)
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        case (.string(let a), .string(let b)): return bytes(Array(a.utf8), Array(b.utf8))
+        case (.data(let a), .data(let b)): return bytes(Array(a), Array(b))
+        case (.date(let a), .date(let b)): return sign(a, b)
+        case (.decimal(let a), .decimal(let b)): return sign(a, b)
+        case (.uuid(let a), .uuid(let b)): return bytes(uuidBytes(a), uuidBytes(b))
+        default: return nil
+        }
+    }
+
+    /// Compares for sorting: nulls sort as larger than every value (last ascending, first descending).
+    package static func sortOrder(_ lhs: AttributeValue, _ rhs: AttributeValue, ascending: Bool) -> Int {
+        let order: Int
+        switch (lhs.isNull, rhs.isNull) {
+        case (true, true): order = 0
+        case (true, false): order = 1
+        case (false, true): order = -1
+        case (false, false): order = compare(lhs, rhs) ?? 0
+        }
+        return ascending ? order : -order
+    }
+
+    private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+
+    private static func bytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
+        return sign(a.count, b.count)
+    }
+
+    private static func uuidBytes(_ uuid: UUID) -> [UInt8] {
+        withUnsafeBytes(of: uuid.uuid) { Array($0) }
+    }
+}

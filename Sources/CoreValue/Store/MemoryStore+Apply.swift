@@ -1,0 +1,227 @@
+extension MemoryStore {
+    /// Applies a change set atomically: deletes, then inserts and upserts, updates, owned to-one links and
+    /// owned to-many member lists. Any error restores every row touched and is rethrown.
+    ///
+    /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` for a stale or missing row,
+    ///   ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a duplicate unique value or a
+    ///   link to a missing row, and the validation errors of ``fetch(_:)``.
+    public func apply(_ changes: ChangeSet) throws -> SaveResult {
+        try locked {
+            state.begin()
+            do {
+                var writer = ChangeWriter(index: index)
+                return try writer.apply(changes, to: &state)
+            } catch {
+                state.rollback()
+                throw error
+            }
+        }
+    }
+}
+
+/// The steps of one ``MemoryStore/apply(_:)`` on the locked state.
+private struct ChangeWriter {
+    let index: ModelIndex
+    var keys: [ManagedObjectID: Int64] = [:]
+
+    init(index: ModelIndex) { self.index = index }
+
+    mutating func apply(_ changes: ChangeSet, to state: inout MemoryState) throws -> SaveResult {
+        for deletion in changes.deletes { try delete(deletion, in: &state) }
+        for insert in changes.inserts { try self.insert(insert, in: &state) }
+        for update in changes.updates { try self.update(update, in: &state) }
+        for change in changes.inserts + changes.updates where !change.toOne.isEmpty {
+            try link(change, in: &state)
+        }
+        for change in changes.relationships { try setMembers(change, in: &state) }
+        var result = SaveResult()
+        for insert in changes.inserts {
+            guard let key = keys[insert.id] else { continue }
+            let id = ManagedObjectID.permanent(insert.id.entityName, key)
+            result.permanentIDs[insert.id] = id
+            result.versions[id] = state.row(id.entityName, key)?.version
+        }
+        for update in changes.updates {
+            guard let key = update.id.primaryKey else { continue }
+            result.versions[update.id] = state.row(update.id.entityName, key)?.version
+        }
+        return result
+    }
+
+    private func delete(_ deletion: ObjectDeletion, in state: inout MemoryState) throws {
+        let entity = try index.entity(deletion.id.entityName)
+        guard let key = deletion.id.primaryKey, let row = state.row(entity.name, key) else {
+            throw CVManagedStructError.conflict(entity: entity.name, message: "\(deletion.id) no longer exists")
+        }
+        try checkVersion(deletion.version, row, deletion.id)
+        state.setRow(entity.name, key, nil)
+        for attribute in entity.uniqueAttributes {
+            let value = row.attributes[attribute.name] ?? .null
+            if !value.isNull, state.uniqueOwner("\(entity.name).\(attribute.name)", value) == key {
+                state.setUniqueOwner("\(entity.name).\(attribute.name)", value, nil)
+            }
+        }
+        for (name, storage) in entity.storage where storage == .joinTable {
+            if state.members("\(entity.name).\(name)", key) != nil { state.setMembers("\(entity.name).\(name)", key, nil) }
+        }
+    }
+
+    private mutating func insert(_ change: ObjectChange, in state: inout MemoryState) throws {
+        let entity = try index.entity(change.id.entityName)
+        guard change.id.isTemporary else {
+            throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
+        }
+        let given = try checked(change.attributes, entity)
+        if let upsertKey = change.upsertKey {
+            guard entity.attributes[upsertKey]?.isUnique == true else {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+            }
+            if let value = given[upsertKey], !value.isNull,
+                let existing = state.uniqueOwner("\(entity.name).\(upsertKey)", value),
+                var row = state.row(entity.name, existing)
+            {
+                let old = row.attributes
+                row.attributes.merge(given) { $1 }
+                row.version += 1
+                try writeUnique(entity, existing, old: old, new: row.attributes, in: &state)
+                state.setRow(entity.name, existing, row)
+                keys[change.id] = existing
+                return
+            }
+        }
+        var attributes = given
+        for attribute in entity.entity.attributes where attributes[attribute.name] == nil {
+            if let value = attribute.defaultValue {
+                attributes[attribute.name] = value
+            } else if attribute.isOptional {
+                attributes[attribute.name] = .null
+            } else {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+            }
+        }
+        let key = state.nextKey(entity.name)
+        try writeUnique(entity, key, old: [:], new: attributes, in: &state)
+        state.setRow(entity.name, key, MemoryRow(version: 1, attributes: attributes, foreignKeys: [:]))
+        keys[change.id] = key
+    }
+
+    private func update(_ change: ObjectChange, in state: inout MemoryState) throws {
+        let entity = try index.entity(change.id.entityName)
+        guard let key = change.id.primaryKey, var row = state.row(entity.name, key) else {
+            throw CVManagedStructError.conflict(entity: entity.name, message: "\(change.id) no longer exists")
+        }
+        try checkVersion(change.version, row, change.id)
+        let old = row.attributes
+        row.attributes.merge(try checked(change.attributes, entity)) { $1 }
+        row.version += 1
+        try writeUnique(entity, key, old: old, new: row.attributes, in: &state)
+        state.setRow(entity.name, key, row)
+    }
+
+    private func link(_ change: ObjectChange, in state: inout MemoryState) throws {
+        let entity = try index.entity(change.id.entityName)
+        let key = try resolve(change.id, in: state)
+        guard var row = state.row(entity.name, key) else { return }
+        for (name, target) in change.toOne {
+            let relationship = try entity.relationship(name)
+            guard entity.storage[name] == .foreignKey else {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: name, message: "not an owned to-one relationship")
+            }
+            if let target {
+                try checkDestination(target, of: relationship, in: entity)
+                row.foreignKeys[name] = try resolve(target, in: state)
+            } else {
+                row.foreignKeys[name] = nil
+            }
+        }
+        state.setRow(entity.name, key, row)
+    }
+
+    private func setMembers(_ change: RelationshipChange, in state: inout MemoryState) throws {
+        let entity = try index.entity(change.owner.entityName)
+        let relationship = try entity.relationship(change.relationship)
+        guard entity.storage[relationship.name] == .joinTable else {
+            throw CVManagedStructError.constraintViolation(
+                entity: entity.name, key: relationship.name, message: "not an owned to-many relationship")
+        }
+        let owner = try resolve(change.owner, in: state)
+        var members: [Int64] = []
+        var seen = Set<Int64>()
+        for member in change.members {
+            try checkDestination(member, of: relationship, in: entity)
+            let key = try resolve(member, in: state)
+            guard seen.insert(key).inserted else {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: relationship.name, message: "\(member) is listed twice")
+            }
+            members.append(key)
+        }
+        state.setMembers("\(entity.name).\(relationship.name)", owner, members.isEmpty ? nil : members)
+    }
+
+    /// The stored key of an ID (temporary IDs through this change set's inserts); the row must exist.
+    private func resolve(_ id: ManagedObjectID, in state: MemoryState) throws -> Int64 {
+        guard let key = id.isTemporary ? keys[id] : id.primaryKey, state.exists(id.entityName, key) else {
+            throw CVManagedStructError.constraintViolation(
+                entity: id.entityName, key: nil, message: "\(id) is neither stored nor inserted by this save")
+        }
+        return key
+    }
+
+    private func checkDestination(_ id: ManagedObjectID, of relationship: Relationship, in entity: EntityIndex)
+        throws
+    {
+        guard id.entityName == relationship.destination else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: relationship.name, expected: relationship.destination,
+                found: id.entityName)
+        }
+    }
+
+    private func checkVersion(_ version: Int64?, _ row: MemoryRow, _ id: ManagedObjectID) throws {
+        if let version, version != row.version {
+            throw CVManagedStructError.conflict(
+                entity: id.entityName,
+                message: "\(id) was read at version \(version) but is now at version \(row.version)")
+        }
+    }
+
+    /// Validates attribute values against the entity, converting losslessly to each attribute's type.
+    private func checked(_ values: [String: AttributeValue], _ entity: EntityIndex) throws
+        -> [String: AttributeValue]
+    {
+        var result: [String: AttributeValue] = [:]
+        for (key, value) in values {
+            let attribute = try entity.attribute(key)
+            guard let converted = value.converted(to: attribute.type) else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+            }
+            if converted.isNull, !attribute.isOptional {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+            }
+            result[key] = converted
+        }
+        return result
+    }
+
+    private func writeUnique(
+        _ entity: EntityIndex, _ key: Int64, old: [String: AttributeValue], new: [String: AttributeValue],
+        in state: inout MemoryState
+    ) throws {
+        for attribute in entity.uniqueAttributes {
+            let name = "\(entity.name).\(attribute.name)"
+            let before = old[attribute.name] ?? .null
+            let after = new[attribute.name] ?? .null
+            guard before != after else { continue }
+            if !after.isNull, let owner = state.uniqueOwner(name, after), owner != key {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: attribute.name, message: "duplicate value for a unique attribute")
+            }
+            if !before.isNull, state.uniqueOwner(name, before) == key { state.setUniqueOwner(name, before, nil) }
+            if !after.isNull { state.setUniqueOwner(name, after, key) }
+        }
+    }
+}

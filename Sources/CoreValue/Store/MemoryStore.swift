@@ -1,0 +1,128 @@
+import Foundation
+
+/// A ``Store`` that keeps every row in memory: for tests, previews and small tools.
+///
+/// It answers each call exactly as `PostgresStore` does: the same validation errors before any work, the
+/// same version checks (``CVManagedStructError/conflict(entity:message:)``), unique upserts, sort order
+/// (PostgreSQL's defaults: nulls last ascending, strings by code point, ties by primary key) and
+/// all-or-nothing saves. It is thread-safe: every call holds one lock.
+///
+/// ```swift
+/// let store = MemoryStore(model: model)
+/// let context = ManagedObjectContext(store: store)
+/// ```
+///
+/// Deleting a row unlinks it everywhere (foreign keys read as `nil`, join rows disappear); the delete rules
+/// `cascade` and `deny` are applied by the context, which loads the related objects first.
+public final class MemoryStore: Store, @unchecked Sendable {
+    /// The model the store was created with.
+    public let model: ManagedObjectModel
+    let index: ModelIndex
+    private let lock = NSLock()
+    var state = MemoryState()
+
+    /// Creates an empty store for a model.
+    public init(model: ManagedObjectModel) {
+        self.model = model
+        self.index = ModelIndex(model)
+    }
+
+    /// The number of stored rows of an entity (0 for an unknown entity).
+    public func count(of entityName: String) -> Int {
+        locked { state.tables[entityName]?.count ?? 0 }
+    }
+
+    /// The rows matching a request, sorted, windowed, with their relationship keys.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
+    ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for a request that does not fit.
+    public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+        let request = try request.validated(in: model)
+        let entity = try index.entity(request.entityName)
+        return locked {
+            var reader = SnapshotReader(index: index, state: state)
+            var keys: [Int64] = []
+            for (key, row) in state.tables[entity.name] ?? [:] {
+                guard let predicate = request.predicate else {
+                    keys.append(key)
+                    continue
+                }
+                let matches = PredicateEvaluator.matches(
+                    predicate, attribute: { row.attributes[$0] ?? .null },
+                    isNull: { name in
+                        if entity.attributes[name] != nil { return (row.attributes[name] ?? .null).isNull }
+                        return reader.toOne(entity, key, row, name) == nil
+                    })
+                if matches { keys.append(key) }
+            }
+            let rows = state.tables[entity.name] ?? [:]
+            keys.sort { lhs, rhs in
+                for sort in request.sortDescriptors {
+                    let order = ValueOrder.sortOrder(
+                        rows[lhs]?.attributes[sort.key] ?? .null, rows[rhs]?.attributes[sort.key] ?? .null,
+                        ascending: sort.ascending)
+                    if order != 0 { return order < 0 }
+                }
+                return lhs < rhs
+            }
+            let window = keys.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max)
+            return window.compactMap { key in rows[key].map { reader.snapshot(entity, key, $0) } }
+        }
+    }
+
+    /// The rows for these IDs; IDs naming no row (and temporary IDs) are left out.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)`` for an ID of an entity the model lacks.
+    public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        for id in ids { _ = try index.entity(id.entityName) }
+        return try locked {
+            var reader = SnapshotReader(index: index, state: state)
+            var seen = Set<ManagedObjectID>()
+            var result: [RowSnapshot] = []
+            for id in ids where seen.insert(id).inserted {
+                guard let key = id.primaryKey, let row = state.row(id.entityName, key) else { continue }
+                result.append(reader.snapshot(try index.entity(id.entityName), key, row))
+            }
+            return result
+        }
+    }
+
+    /// The rows of an entity whose attribute `key` has one of `values`.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``,
+    ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for a value of another type.
+    public func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
+        let entity = try index.entity(entityName)
+        let attribute = try entity.attribute(key)
+        let wanted = Set(
+            try values.map { value in
+                guard let converted = value.converted(to: attribute.type) else {
+                    throw CVManagedStructError.typeMismatch(
+                        entity: entityName, key: key, expected: attribute.type.rawValue,
+                        found: value.typeDescription)
+                }
+                return converted
+            })
+        return locked {
+            var reader = SnapshotReader(index: index, state: state)
+            var keys: [Int64] = []
+            if attribute.isUnique {
+                keys = wanted.compactMap { state.uniqueOwner("\(entityName).\(key)", $0) }
+            } else {
+                for (rowKey, row) in state.tables[entityName] ?? [:]
+                where wanted.contains(row.attributes[key] ?? .null) {
+                    keys.append(rowKey)
+                }
+            }
+            return keys.sorted().compactMap { rowKey in
+                state.row(entityName, rowKey).map { reader.snapshot(entity, rowKey, $0) }
+            }
+        }
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,95 @@
+/// Builds ``RowSnapshot``s from ``MemoryState`` rows, filling every relationship on both sides: owned links
+/// directly, inverse links through reverse maps built once per call (so a fetch of n rows costs O(n), not
+/// O(n²)). Links to rows that no longer exist are left out, as a foreign key `ON DELETE SET NULL` and join
+/// rows `ON DELETE CASCADE` would.
+struct SnapshotReader {
+    let index: ModelIndex
+    let state: MemoryState
+    private var reverse: [String: [Int64: [Int64]]] = [:]
+
+    init(index: ModelIndex, state: MemoryState) {
+        self.index = index
+        self.state = state
+    }
+
+    /// The snapshot of one row.
+    mutating func snapshot(_ entity: EntityIndex, _ key: Int64, _ row: MemoryRow) -> RowSnapshot {
+        var toOne: [String: Int64?] = [:]
+        var toMany: [String: [Int64]] = [:]
+        for relationship in entity.entity.relationships {
+            if relationship.isToMany {
+                toMany[relationship.name] = members(entity, key, relationship)
+            } else {
+                toOne[relationship.name] = .some(self.toOne(entity, key, row, relationship.name))
+            }
+        }
+        return RowSnapshot(
+            id: .permanent(entity.name, key), version: row.version, attributes: row.attributes, toOne: toOne,
+            toMany: toMany)
+    }
+
+    /// The destination key of a to-one relationship, or `nil`.
+    mutating func toOne(_ entity: EntityIndex, _ key: Int64, _ row: MemoryRow, _ name: String) -> Int64? {
+        guard let relationship = entity.relationships[name] else { return nil }
+        switch entity.storage[name] {
+        case .foreignKey?:
+            guard let target = row.foreignKeys[name], state.exists(relationship.destination, target) else {
+                return nil
+            }
+            return target
+        case .inverseForeignKey(let other, let inverse)?:
+            return sources(ofForeignKey: other, inverse, pointingAt: key).first
+        case .inverseJoinTable(let other, let inverse)?:
+            return owners(other, inverse, of: key).first
+        case .joinTable?, nil:
+            return nil
+        }
+    }
+
+    private mutating func members(_ entity: EntityIndex, _ key: Int64, _ relationship: Relationship) -> [Int64] {
+        switch entity.storage[relationship.name] {
+        case .joinTable?:
+            let stored = (state.members("\(entity.name).\(relationship.name)", key) ?? []).filter {
+                state.exists(relationship.destination, $0)
+            }
+            return relationship.kind == .orderedToMany ? stored : stored.sorted()
+        case .inverseJoinTable(let other, let inverse)?:
+            return owners(other, inverse, of: key)
+        case .inverseForeignKey(let other, let inverse)?:
+            return sources(ofForeignKey: other, inverse, pointingAt: key)
+        case .foreignKey?, nil:
+            return []
+        }
+    }
+
+    /// Owners (ascending) of the join table `entity.relationship` that list `member`.
+    private mutating func owners(_ entity: String, _ relationship: String, of member: Int64) -> [Int64] {
+        let name = "join:\(entity).\(relationship)"
+        if reverse[name] == nil {
+            var map: [Int64: [Int64]] = [:]
+            for (owner, members) in state.joins["\(entity).\(relationship)"] ?? [:]
+            where state.exists(entity, owner) {
+                for member in members { map[member, default: []].append(owner) }
+            }
+            for key in map.keys { map[key]?.sort() }
+            reverse[name] = map
+        }
+        return reverse[name]?[member] ?? []
+    }
+
+    /// Rows (ascending) of `entity` whose foreign key `relationship` is `target`.
+    private mutating func sources(ofForeignKey entity: String, _ relationship: String, pointingAt target: Int64)
+        -> [Int64]
+    {
+        let name = "fk:\(entity).\(relationship)"
+        if reverse[name] == nil {
+            var map: [Int64: [Int64]] = [:]
+            for (key, row) in state.tables[entity] ?? [:] {
+                if let foreign = row.foreignKeys[relationship] { map[foreign, default: []].append(key) }
+            }
+            for key in map.keys { map[key]?.sort() }
+            reverse[name] = map
+        }
+        return reverse[name]?[target] ?? []
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Applies a (curried) function to an unboxed value: `curry(Employee.init) <^> o <| "name" <^> ...`.
+infix operator <^> : AdditionPrecedence
+/// Reads a required value.
+infix operator <| : MultiplicationPrecedence
+/// Reads a to-many relationship as an array or a set.
+infix operator <|| : MultiplicationPrecedence
+/// Reads an optional value.
+infix operator <|? : MultiplicationPrecedence
+
+/// Applies `f` to `a`.
+///
+/// - Throws: What `f` throws.
+public func <^> <A, B>(f: (A) throws -> B, a: A) rethrows -> B {
+    try f(a)
+}
+
+/// Reads the required value of `key`: an attribute, a to-one relationship, or `"objectID"`.
+///
+/// - Throws: An unboxing error (``CVErrorDomain``, ``CVErrorUnboxFailed``) naming the key and type when the
+///   value is missing, null, of another type, or does not fit without loss.
+public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A where A == A.StructureType {
+    guard let value = try unboxSource(object, key, A.self) else {
+        let cycle = try isCycle(object, key)
+        throw unboxError(object, key, A.self, cycle ? "it leads back to an object being unboxed" : "no value")
+    }
+    return try unboxWrapping(object, key, A.self) { try A.unbox(value) }
+}
+
+/// Reads the optional value of `key`: `nil` when missing or null.
+///
+/// - Throws: An unboxing error when a value is present but of another type, or the key is unknown.
+public func <|? <A: Unboxing>(object: ManagedObject, key: String) throws -> A? where A == A.StructureType {
+    guard let value = try unboxSource(object, key, A.self) else { return nil }
+    return try unboxWrapping(object, key, A.self) { try A.unbox(value) }
+}
+
+/// Reads a to-many relationship as an array, in stored order for an ordered one; `[]` when empty.
+///
+/// - Throws: An unboxing error naming the key when it is no to-many relationship or a member fails.
+public func <|| <A: Unboxing>(object: ManagedObject, key: String) throws -> [A] where A == A.StructureType {
+    try members(object, key, A.self).map { member in
+        try unboxWrapping(object, key, A.self) { try A.unbox(.object(member)) }
+    }
+}
+
+/// Reads a to-many relationship as a set; empty when it has no members.
+///
+/// - Throws: See the array variant.
+public func <|| <A: Unboxing & Hashable>(object: ManagedObject, key: String) throws -> Set<A>
+where A == A.StructureType {
+    var result = Set<A>()
+    for member in try members(object, key, A.self) {
+        result.insert(try unboxWrapping(object, key, A.self) { try A.unbox(.object(member)) })
+    }
+    return result
+}
+
+private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> ManagedValue? {
+    if key == "objectID" { return .objectID(object.objectID) }
+    if object.info.attributes[key] != nil {
+        let value = object.attributes[key] ?? .null
+        return value.isNull ? nil : .attribute(value)
+    }
+    guard let relationship = object.info.relationships[key] else {
+        throw unboxError(object, key, type, "the entity has no such key")
+    }
+    guard !relationship.isToMany else {
+        throw unboxError(object, key, type, "it is a to-many relationship; read it with <||")
+    }
+    guard let target = try object.related(key).first, target.unboxingDepth == 0 else { return nil }
+    return .object(target)
+}
+
+private func isCycle(_ object: ManagedObject, _ key: String) throws -> Bool {
+    guard object.info.relationships[key] != nil else { return false }
+    return try object.related(key).first.map { $0.unboxingDepth > 0 } ?? false
+}
+
+private func members(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> [ManagedObject] {
+    guard let relationship = object.info.relationships[key], relationship.isToMany else {
+        throw unboxError(object, key, type, "it is not a to-many relationship")
+    }
+    return try object.related(key).filter { $0.unboxingDepth == 0 }
+}
+
+private func unboxWrapping<A>(_ object: ManagedObject, _ key: String, _ type: A.Type, _ body: () throws -> A) throws
+    -> A
+{
+    do {
+        return try body()
+    } catch let error as NSError where error.domain == CVErrorDomain {
+        throw unboxError(object, key, type, error.localizedDescription)
+    }
+}
+
+private func unboxError(_ object: ManagedObject, _ key: String, _ type: Any.Type, _ reason: String) -> NSError {
+    NSError(unboxErrorMessage: "could not unbox '\(key)' of \(object.entity.name) as \(type): \(reason)")
+}

@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderCoreValueTests() { #expect(Bool(true)) }

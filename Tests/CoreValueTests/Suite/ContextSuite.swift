@@ -1,0 +1,8 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import Testing
+
+enum ContextSuite {
+    static let cases: [SuiteCase] = []
+}

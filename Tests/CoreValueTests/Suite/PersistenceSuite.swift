@@ -1,0 +1,8 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import Testing
+
+enum PersistenceSuite {
+    static let cases: [SuiteCase] = []
+}

@@ -1,0 +1,78 @@
+import Foundation
+import CoreValue
+import CoreValueExamples
+import Testing
+
+/// Makes a fresh, empty store for the example model (`ExampleModel.model`).
+///
+/// The behaviour suite (`Suite/`) takes one of these so that it runs unchanged against `MemoryStore` here and
+/// against `PostgresStore` in `CoreValuePostgresTests` (a factory that creates a fresh schema per call).
+typealias StoreFactory = @Sendable () throws -> any Store
+
+/// One named behaviour check, run against the stores a factory makes.
+struct SuiteCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    let run: @Sendable (StoreFactory) throws -> Void
+
+    init(_ name: String, _ run: @escaping @Sendable (StoreFactory) throws -> Void) {
+        self.name = name
+        self.run = run
+    }
+
+    var testDescription: String { name }
+}
+
+/// Every store-generic behaviour case.
+enum StoreSuite {
+    static let all: [SuiteCase] =
+        BoxingSuite.cases + PersistenceSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
+        + RelationshipSuite.cases
+}
+
+/// A store that counts the calls made to another one: for asserting batching.
+final class CountingStore: Store, @unchecked Sendable {
+    let base: any Store
+    private let lock = NSLockish()
+    private var counts: [String: Int] = [:]
+
+    init(_ base: any Store) { self.base = base }
+
+    var model: ManagedObjectModel { base.model }
+
+    /// How many times each call was made: "fetch", "fetchIDs", "fetchValues", "apply".
+    func count(_ call: String) -> Int { lock.with { counts[call] ?? 0 } }
+    /// Forgets the counts.
+    func reset() { lock.with { counts.removeAll() } }
+
+    private func record(_ call: String) { lock.with { counts[call, default: 0] += 1 } }
+
+    func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+        record("fetch")
+        return try base.fetch(request)
+    }
+
+    func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        record("fetchIDs")
+        return try base.fetch(ids: ids)
+    }
+
+    func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
+        record("fetchValues")
+        return try base.fetch(entityName: entityName, key: key, values: values)
+    }
+
+    func apply(_ changes: ChangeSet) throws -> SaveResult {
+        record("apply")
+        return try base.apply(changes)
+    }
+}
+
+/// A tiny lock for test helpers.
+final class NSLockish: @unchecked Sendable {
+    private let lock = Foundation.NSLock()
+    func with<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
