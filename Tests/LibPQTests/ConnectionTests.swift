@@ -54,6 +54,37 @@ import Testing
         }
     }
 
+    @Test(arguments: ["pipeline", "copy", "notifications", "transaction"])
+    func everyOperationReportsATerminatedBackend(_ operation: String) throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("create table t (n integer)")
+            try connection.listen("c")
+            try Self.terminate(connection, schema: schema)
+            do {
+                switch operation {
+                case "pipeline":
+                    _ = try connection.pipeline([PipelineStatement("select 1"), PipelineStatement("select 2")])
+                case "copy":
+                    try connection.copyInBinary("COPY t FROM STDIN (FORMAT binary)", rows: [[PostgresValue(Int32(1))]])
+                case "notifications":
+                    _ = try connection.waitForNotifications(timeout: .seconds(30))
+                default:
+                    try connection.withTransaction { connection in try connection.query("select 1") }
+                }
+                Issue.record("\(operation) on a terminated backend must fail")
+            } catch let error as LibPQError {
+                #expect(error.code == .connectionLost)
+            } catch let error as DatabaseError {
+                #expect(error.sqlState.isConnectionError)
+            } catch let error as PipelineError {
+                #expect(error.error.sqlState.isConnectionError)
+            }
+            #expect(connection.isBroken)
+            try connection.reset()
+            #expect(try connection.pipeline([PipelineStatement("select 1")]).count == 1)
+        }
+    }
+
     @Test func closedConnectionThrowsConnectionClosed() throws {
         try TestDatabase.withSchema { connection, _ in
             #expect(connection.serverVersion >= 140_000)

@@ -34,6 +34,22 @@ import Testing
         }
     }
 
+    @Test func copyThroughQueryIsRefusedCleanly() throws {
+        try TestDatabase.withSchema { connection, _ in
+            try connection.execute("create table t (n integer)")
+            for sql in ["copy (select 1 from generate_series(1, 1000)) to stdout", "copy t from stdin"] {
+                do {
+                    try connection.execute(sql)
+                    Issue.record("\(sql) must be refused")
+                } catch let error as LibPQError {
+                    #expect(error.code == .protocolViolation)
+                }
+                #expect(connection.transactionStatus == .idle)
+                #expect(try connection.query("select count(*) from t").decode(Int64.self, row: 0, column: 0) == 0)
+            }
+        }
+    }
+
     @Test func rejectedRowRollsBackAndLeavesConnectionUsable() throws {
         try TestDatabase.withSchema { connection, _ in
             try connection.execute("create table t (n integer not null)")
