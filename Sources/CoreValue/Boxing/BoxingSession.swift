@@ -71,6 +71,7 @@ struct BoxingSession {
                 record.object = object
             case .unique(let key, let value):
                 record.object = context.uniqueObject(record.info.name, key, value)
+                record.object?.isIdentifiedByValue = true
             }
             if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
             for (name, targets) in record.relationships {
@@ -125,6 +126,7 @@ struct BoxingSession {
                     if record.info.attributes[key]?.isUnique == true { object.upsertKey = key }
                     try object.assign(value, forKey: key)
                 }
+                object.isIdentifiedByValue = true
             } else {
                 object = try context.insert(entityName: record.info.name)
             }

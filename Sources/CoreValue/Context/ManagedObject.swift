@@ -31,6 +31,9 @@ public final class ManagedObject {
     var originalLinks: [String: [Link]] = [:]
     /// For an object inserted by a unique struct: the attribute to upsert on.
     var upsertKey: String?
+    /// Whether a unique struct last wrote this object: its identity is its identifier, so updates are not
+    /// checked against the version read (last writer wins, as with the upsert that inserts it).
+    var isIdentifiedByValue = false
     var isInsertedFlag = false
     var isDeletedFlag = false
     var isListedAsChanged = false

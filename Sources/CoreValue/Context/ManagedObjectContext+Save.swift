@@ -34,7 +34,9 @@ extension ManagedObjectContext {
             }
             if !attributes.isEmpty || !toOne.isEmpty {
                 changes.updates.append(
-                    ObjectChange(id: object.objectID, version: object.version, attributes: attributes, toOne: toOne))
+                    ObjectChange(
+                        id: object.objectID, version: object.isIdentifiedByValue ? nil : object.version,
+                        attributes: attributes, toOne: toOne))
             }
             changes.relationships += memberLists(object, keys: object.originalLinks.keys.sorted())
         }

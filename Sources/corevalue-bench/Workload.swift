@@ -1,0 +1,171 @@
+import CoreValue
+import CoreValuePostgres
+import Foundation
+import LibPQ
+
+/// A failed benchmark check or setup step.
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs WORKLOAD.md's operations in order and prints one line per operation.
+final class Workload {
+    let url: String
+    let n: Int
+    let model: ManagedObjectModel
+    let admin: Connection
+    private(set) var store: PostgresStore
+    var failures: [String] = []
+
+    init(url: String, n: Int) throws {
+        self.url = url
+        self.n = n
+        self.model = try BenchModel.make()
+        self.admin = try Connection(url)
+        try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(BenchModel.schema)) CASCADE")
+        try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(BenchModel.schema))")
+        try admin.execute(SchemaPrinter(model: model, schema: BenchModel.schema).ddl)
+        self.store = try PostgresStore(url: url, model: model, schema: BenchModel.schema)
+    }
+
+    /// Times `body`, prints the operation's line, and records a failed check.
+    func measure(_ op: String, rows: Int, _ body: () throws -> Void, check: () throws -> String?) {
+        let before = store.statistics
+        let start = ContinuousClock.now
+        do {
+            try body()
+        } catch {
+            failures.append("\(op): \(error)")
+            log("\(op) failed: \(error)")
+            return
+        }
+        let elapsed = ContinuousClock.now - start
+        let stats = store.statistics.since(before)
+        printLine(op: op, rows: rows, elapsed: elapsed, extra: "statements=\(stats.statements)")
+        do {
+            if let problem = try check() {
+                failures.append("\(op): \(problem)")
+                log("\(op) check failed: \(problem)")
+            }
+        } catch {
+            failures.append("\(op): check: \(error)")
+        }
+    }
+
+    func run() throws {
+        let employees = (1...n).map { BenchData.employee($0) }
+        measure("insert", rows: n, { try employees.saveAll(ManagedObjectContext(store: store)) }) {
+            try expectCount(n)
+        }
+
+        let raised = (1...n).map { BenchData.employee($0, salaryDelta: 1000) }
+        measure("upsert", rows: n, { try raised.saveAll(ManagedObjectContext(store: store)) }) {
+            if let problem = try expectCount(n) { return problem }
+            let expected = (1...n).reduce(Decimal(0)) { $0 + Decimal(BenchData.baseSalary($1) + 1000) }
+            let sum = try admin.query("SELECT sum(salary)::numeric FROM \(table("Employee"))")
+                .decode(Decimal.self, row: 0, column: 0)
+            return sum == expected ? nil : "sum(salary) = \(sum), expected \(expected)"
+        }
+
+        try admin.execute("VACUUM ANALYZE \(table("Employee"))")
+
+        let ids = (0..<n).map { k in Int64((k * 7919) % n + 1) }
+        var fetched: [BenchEmployee] = []
+        measure(
+            "fetch_by_ids", rows: n,
+            {
+                fetched = try BenchEmployee.query(
+                    ManagedObjectContext(store: store), predicate: .isIn(key: "id", ids.map { .int64($0) }))
+            }
+        ) {
+            let sum = fetched.reduce(Int64(0)) { $0 + $1.id }
+            guard fetched.count == n else { return "\(fetched.count) structs, expected \(n)" }
+            return sum == Int64(n * (n + 1) / 2) ? nil : "sum of ids \(sum)"
+        }
+
+        let expectedIDs = BenchData.predicateIDs(n: n)
+        var matched: [BenchEmployee] = []
+        let predicate: CVPredicate = .and([
+            .comparison(key: "age", .greaterThan, .int16(30)),
+            .comparison(key: "department", .equal, .string("Sales")),
+        ])
+        measure(
+            "query_predicate", rows: expectedIDs.count,
+            {
+                matched = try BenchEmployee.query(
+                    ManagedObjectContext(store: store), predicate: predicate,
+                    sortDescriptors: [CVSortDescriptor(key: "name")])
+            }
+        ) {
+            matched.map(\.id) == expectedIDs ? nil : "got \(matched.count) rows, not the expected id sequence"
+        }
+
+        try runCompany()
+        try ConcurrentUpsert(workload: self).run()
+    }
+
+    private func runCompany() throws {
+        let context = ManagedObjectContext(store: store)
+        let members: [BenchEmployee] = try BenchEmployee.query(
+            context, predicate: .comparison(key: "id", .lessThanOrEqual, .int64(1000)),
+            sortDescriptors: [CVSortDescriptor(key: "id")])
+        var company = BenchCompany(name: "Acme", founded: BenchData.acmeFounded, employees: members)
+        measure("company_save", rows: members.count, { try company.save(context) }) {
+            try expectPositions(Array(1...Int64(members.count)))
+        }
+        company.employees.reverse()
+        measure("company_reorder", rows: members.count, { try company.save(context) }) {
+            try expectPositions(Array((1...Int64(members.count)).reversed()))
+        }
+        var loaded: [BenchCompany] = []
+        measure(
+            "company_fetch", rows: members.count,
+            {
+                loaded = try BenchCompany.query(
+                    ManagedObjectContext(store: store), predicate: .comparison(key: "name", .equal, .string("Acme")))
+            }
+        ) {
+            let got = loaded.first?.employees.map(\.id) ?? []
+            return got == Array((1...Int64(members.count)).reversed()) ? nil : "employees not in reversed order"
+        }
+    }
+
+    func table(_ name: String) -> String {
+        SQLIdentifier(name, schema: BenchModel.schema).quoted
+    }
+
+    func expectCount(_ expected: Int) throws -> String? {
+        let count = try admin.query("SELECT count(*) FROM \(table("Employee"))").decode(Int64.self, row: 0, column: 0)
+        return count == Int64(expected) ? nil : "\(count) rows, expected \(expected)"
+    }
+
+    /// The stored member ids of Acme, in position order, must equal `ids`.
+    private func expectPositions(_ ids: [Int64]) throws -> String? {
+        let result = try admin.query(
+            """
+            SELECT e.id FROM \(table("Company")) c JOIN \(table("Company_employees")) j ON j.owner = c._pk
+            JOIN \(table("Employee")) e ON e._pk = j.member WHERE c.name = 'Acme' ORDER BY j.position
+            """)
+        let stored = try (0..<result.rowCount).map { try result.decode(Int64.self, row: $0, column: 0) }
+        return stored == ids ? nil : "stored order differs (\(stored.count) members)"
+    }
+}
+
+/// Prints one operation line in WORKLOAD.md's format.
+func printLine(op: String, rows: Int, elapsed: Duration, extra: String) {
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let rate = seconds > 0 ? Double(rows) / seconds : 0
+    emit(
+        "op=\(op) n=\(rows) seconds=\(String(format: "%.6f", seconds)) rows_per_s=\(String(format: "%.1f", rate))"
+            + (extra.isEmpty ? "" : " " + extra))
+}
+
+/// Writes a line to standard output at once (unbuffered: the parent of a worker reads it through a pipe).
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Writes a line to standard error.
+func log(_ message: String) {
+    FileHandle.standardError.write(Data(("corevalue-bench: " + message + "\n").utf8))
+}
