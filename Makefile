@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 BENCH_N ?= 10000
+DEMO_SCHEMA ?= corevalue_demo
 
 .PHONY: all build deps run test bench db-up db-down db-url migrate status schema format docs clean
 
@@ -20,7 +21,8 @@ run: deps
 	@url="$${DATABASE_URL:-}"; \
 	if [[ -z "$$url" ]]; then url=$$(scripts/db-up.sh) || exit 1; fi; \
 	bin=$$($(SWIFT) build --show-bin-path); \
-	"$$bin/corevalue" migrate --url "$$url" && "$$bin/corevalue" demo --url "$$url"
+	"$$bin/corevalue" migrate --url "$$url" --schema $(DEMO_SCHEMA) && \
+	"$$bin/corevalue" demo --url "$$url" --schema $(DEMO_SCHEMA)
 
 # Every test, against a cluster started for this run and stopped afterwards, even when tests fail.
 # TEST_DATABASE_URL points the tests at another server instead (each test works in its own schema).

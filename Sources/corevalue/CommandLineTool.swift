@@ -16,8 +16,10 @@ protocol Command {
 
 /// Dispatches `corevalue <command> [options]` to a command and turns errors into exit codes.
 enum CommandLineTool {
-    /// Every command, in the order the help lists them. The demo command is added here when it exists.
-    static var commands: [any Command.Type] { [SchemaCommand.self, MigrateCommand.self, StatusCommand.self] }
+    /// Every command, in the order the help lists them.
+    static var commands: [any Command.Type] {
+        [SchemaCommand.self, MigrateCommand.self, StatusCommand.self, DemoCommand.self]
+    }
 
     /// Runs the tool and returns the process exit status.
     static func run(_ arguments: [String]) -> Int32 {
