@@ -33,6 +33,11 @@ let package = Package(
             name: "corevalue-bench",
             dependencies: ["CoreValue", "CoreValuePostgres", "LibPQ"]
         ),
+        // A worker process for the multi-process tests (several OS processes sharing one database).
+        .executableTarget(
+            name: "corevalue-worker",
+            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples"]
+        ),
         .testTarget(name: "CoreValueTests", dependencies: ["CoreValue", "CoreValueExamples"]),
         .testTarget(name: "LibPQTests", dependencies: ["LibPQ"]),
         .testTarget(

@@ -13,7 +13,10 @@ import Testing
     }
 
     /// The built `corevalue` binary: next to the test bundle, or in .build/debug of the repository.
-    static func binary() throws -> URL {
+    static func binary() throws -> URL { try binary(named: "corevalue") }
+
+    /// A built executable of this package: next to the test bundle, or in .build/debug of the repository.
+    static func binary(named name: String) throws -> URL {
         var candidates: [URL] = []
         if let first = CommandLine.arguments.first {
             let runner = URL(fileURLWithPath: first)
@@ -24,10 +27,10 @@ import Testing
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         candidates.append(TestDatabase.repositoryRoot.appendingPathComponent(".build/debug"))
         for directory in candidates {
-            let url = directory.appendingPathComponent("corevalue")
+            let url = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        throw PostgresStoreError(.invalidConfiguration, "corevalue binary not found; run swift build first")
+        throw PostgresStoreError(.invalidConfiguration, "\(name) binary not found; run swift build first")
     }
 
     static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
