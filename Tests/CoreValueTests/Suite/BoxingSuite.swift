@@ -5,7 +5,9 @@ import Testing
 
 /// Boxing and unboxing every supported type, nested structs and collections.
 enum BoxingSuite {
-    static let cases: [SuiteCase] = [
+    static var cases: [SuiteCase] { basicCases + errorCases }
+
+    static let basicCases: [SuiteCase] = [
         SuiteCase("every attribute type round-trips") { make in
             let store = try make()
             var car = Fixtures.car()
@@ -30,6 +32,182 @@ enum BoxingSuite {
             #expect(read.first?.photo == nil)
             #expect(read.first?.nickname == nil)
             #expect(read.count == 1)
+        },
+    ]
+}
+
+/// An employee read with the wrong types, to check unboxing errors.
+struct EmployeeAgeAsString: CVManagedStruct {
+    static let EntityName = "Employee"
+    var age: String
+    static func fromObject(_ o: ManagedObject) throws -> EmployeeAgeAsString { try curry(self.init) <^> o <| "age" }
+}
+
+/// A car whose mileage (int64) is read as `Int16`: lossy, so it must throw.
+struct CarMileageInt16: CVManagedStruct {
+    static let EntityName = "Car"
+    var mileage: Int16
+    static func fromObject(_ o: ManagedObject) throws -> CarMileageInt16 { try curry(self.init) <^> o <| "mileage" }
+}
+
+/// An employee with optional reads, one of the wrong type.
+struct EmployeeOptionalReads: CVManagedStruct {
+    static let EntityName = "Employee"
+    var position: String?
+    var age: String?
+    static func fromObject(_ o: ManagedObject) throws -> EmployeeOptionalReads {
+        try curry(self.init) <^> o <|? "position" <^> o <|? "age"
+    }
+}
+
+/// A struct with a property the entity does not have.
+struct EmployeeWithExtra: CVManagedStruct {
+    static let EntityName = "Employee"
+    var name: String
+    var age: Int16
+    var department: String
+    var job: String
+    var shoeSize: Int
+    static func fromObject(_ o: ManagedObject) throws -> EmployeeWithExtra {
+        throw NSError(domain: CVErrorDomain, code: CVErrorUnboxFailed)
+    }
+}
+
+/// A struct whose entity is not in the model.
+struct Spaceship: CVManagedStruct {
+    static let EntityName = "Spaceship"
+    var name: String
+    static func fromObject(_ o: ManagedObject) throws -> Spaceship { try curry(self.init) <^> o <| "name" }
+}
+
+/// A company whose employees list holds a struct of the wrong entity.
+struct CompanyOfCars: CVManagedStruct {
+    static let EntityName = "Company"
+    var name: String
+    var employees: [Car]
+    static func fromObject(_ o: ManagedObject) throws -> CompanyOfCars {
+        try curry(self.init) <^> o <| "name" <^> o <|| "employees"
+    }
+}
+
+/// An author that lists its articles, whose articles point back at it: a cycle of inverses.
+struct CyclicAuthor: CVManagedUniqueStruct, Hashable {
+    static let EntityName = "Author"
+    static let IdentifierName = "id"
+    var id: String
+    var name: String
+    var articles: Set<CyclicArticle>
+    func IdentifierValue() -> IdentifierType { id }
+    static func fromObject(_ o: ManagedObject) throws -> CyclicAuthor {
+        try curry(self.init) <^> o <| "id" <^> o <| "name" <^> o <|| "articles"
+    }
+}
+
+/// An article with its author, the other half of the cycle.
+struct CyclicArticle: CVManagedUniqueStruct, Hashable {
+    static let EntityName = "Article"
+    static let IdentifierName = "id"
+    var id: Int64
+    var title: String
+    var text: String
+    var author: CyclicAuthor?
+    func IdentifierValue() -> IdentifierType { id }
+    static func fromObject(_ o: ManagedObject) throws -> CyclicArticle {
+        try curry(self.init) <^> o <| "id" <^> o <| "title" <^> o <| "text" <^> o <|? "author"
+    }
+}
+
+extension BoxingSuite {
+    static let errorCases: [SuiteCase] = [
+        SuiteCase("a wrong type throws the seed's unboxing error naming key and type") { make in
+            let context = ManagedObjectContext(store: try make())
+            let object = try Fixtures.employee("Ann").toObject(context)
+            #expect {
+                _ = try EmployeeAgeAsString.fromObject(object)
+            } throws: { isUnboxError($0, mentioning: ["'age'", "Employee", "String"]) }
+        },
+        SuiteCase("lossy numeric conversion throws") { make in
+            let context = ManagedObjectContext(store: try make())
+            var car = Fixtures.car()
+            car.mileage = 70_000
+            let object = try car.toObject(context)
+            #expect {
+                _ = try CarMileageInt16.fromObject(object)
+            } throws: { isUnboxError($0, mentioning: ["'mileage'", "Int16"]) }
+            #expect(throws: CVManagedStructError.self) { try object.setValue(Int64(70_000), forKey: "seats") }
+            #expect(try object.value(forKey: "mileage", as: Int32.self) == 70_000)
+        },
+        SuiteCase("<|? gives nil for null but throws for a wrong type") { make in
+            let context = ManagedObjectContext(store: try make())
+            let object = try Fixtures.employee("Ann").toObject(context)
+            #expect {
+                _ = try EmployeeOptionalReads.fromObject(object)
+            } throws: { isUnboxError($0, mentioning: ["'age'"]) }
+            try object.setValue(.null, forKey: "age")
+            let read = try EmployeeOptionalReads.fromObject(object)
+            #expect(read.position == nil)
+            #expect(read.age == nil)
+        },
+        SuiteCase("a missing required value throws naming key and type") { make in
+            let context = ManagedObjectContext(store: try make())
+            let object = try context.insert(entityName: "Employee")
+            #expect {
+                _ = try Employee.fromObject(object)
+            } throws: { isUnboxError($0, mentioning: ["'name'", "String"]) }
+        },
+        SuiteCase("an unknown field throws and leaves nothing behind") { make in
+            let context = ManagedObjectContext(store: try make())
+            let extra = EmployeeWithExtra(name: "A", age: 1, department: "D", job: "J", shoeSize: 44)
+            #expect(throws: CVManagedStructError.unknownKey(entity: "Employee", key: "shoeSize")) {
+                try extra.toObject(context)
+            }
+            #expect(!context.hasChanges)
+            #expect(context.registeredObjects.isEmpty)
+        },
+        SuiteCase("a nested struct of the wrong entity throws and leaves nothing behind") { make in
+            let context = ManagedObjectContext(store: try make())
+            let company = CompanyOfCars(name: "Cars", employees: [Fixtures.car()])
+            #expect(throws: CVManagedStructError.self) { try company.toObject(context) }
+            #expect(!context.hasChanges)
+            #expect(context.registeredObjects.isEmpty)
+        },
+        SuiteCase("an unknown entity throws instead of trapping") { make in
+            let context = ManagedObjectContext(store: try make())
+            #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
+                try Spaceship(name: "Enterprise").toObject(context)
+            }
+            #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
+                let _: [Spaceship] = try Spaceship.query(context, predicate: nil)
+            }
+        },
+        SuiteCase("a nil context gives a readable ephemeral object") { make in
+            _ = ManagedObjectContext(store: try make())
+            var employee = Fixtures.employee("Eph")
+            let object = try employee.mutatingToObject(nil)
+            #expect(object.managedObjectContext == nil)
+            #expect(object.objectID.isTemporary)
+            #expect(employee.objectID == nil)
+            #expect(try Employee.fromObject(object).name == "Eph")
+            let company = try Company(name: "C", employees: [employee]).toObject(nil)
+            #expect(try Company.fromObject(company).employees.map(\.name) == ["Eph"])
+        },
+        SuiteCase("unboxing a cycle of inverse relationships terminates") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            // Box from the author's side: a nested struct's (empty) back-reference would otherwise replace the
+            // links boxed before it, as in the seed.
+            let articles = (1...3).map { CyclicArticle(id: $0, title: "T\($0)", text: "x", author: nil) }
+            try CyclicAuthor(id: "a1", name: "Ann", articles: Set(articles)).save(context)
+            let fresh = ManagedObjectContext(store: store)
+            let authors: [CyclicAuthor] = try CyclicAuthor.query(fresh, predicate: nil)
+            #expect(authors.count == 1)
+            #expect(authors.first?.articles.count == 3)
+            // Inside the author, each article's back-reference to the author being unboxed reads as nil.
+            #expect(authors.first?.articles.allSatisfy { $0.author == nil } == true)
+            let read: [CyclicArticle] = try CyclicArticle.query(fresh, predicate: nil, sortDescriptors: [.init(key: "id")])
+            #expect(read.map(\.id) == [1, 2, 3])
+            // Inside an article, its author lists the other articles only (the one being unboxed is left out).
+            #expect(read.first?.author?.articles.map(\.id).sorted() == [2, 3])
         },
     ]
 }
