@@ -122,3 +122,18 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
         ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
     #expect(read == products)
 }
+
+@Test func tenThousandArticlesOfOneAuthorBoxAndUnboxInBatches() throws {
+    let store = CountingStore(MemoryStore(model: ExampleModel.model))
+    let author = Author(id: "a", name: "Ann")
+    let articles = (0..<10_000).map { Article(id: Int64($0), title: "T\($0)", text: "", author: author, categories: []) }
+    try articles.saveAll(ManagedObjectContext(store: store))
+    #expect(store.count("fetchValues") == 2)
+    #expect(store.count("apply") == 1)
+    store.reset()
+    let read: [Article] = try Article.query(
+        ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
+    #expect(read == articles)
+    #expect(store.count("fetch") == 1)
+    #expect(store.count("fetchIDs") == 1)
+}

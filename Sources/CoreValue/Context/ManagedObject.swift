@@ -209,25 +209,26 @@ public final class ManagedObject {
 
     /// Replaces the links of a relationship, recording the change.
     func replaceLinks(_ key: String, _ newLinks: [Link]) {
-        let old = links[key] ?? []
-        if originalLinks[key] == nil { originalLinks[key] = old }
+        recordOriginalLinks(key)
         links[key] = newLinks
-        managedObjectContext?.markChanged(self)
     }
 
     /// Removes the link to `object` from a relationship, recording the change.
     func removeLink(to object: ManagedObject, _ key: String) {
-        var current = links[key] ?? []
-        guard let position = current.firstIndex(where: { $0.refers(to: object) }) else { return }
-        current.remove(at: position)
-        replaceLinks(key, current)
+        guard let position = links[key]?.firstIndex(where: { $0.refers(to: object) }) else { return }
+        recordOriginalLinks(key)
+        links[key]?.remove(at: position)
     }
 
-    /// Appends a link to `object`, recording the change.
+    /// Appends a link to `object`, recording the change (in place: appending n links costs O(n)).
     func appendLink(to object: ManagedObject, _ key: String) {
-        var current = links[key] ?? []
-        current.append(.object(object))
-        replaceLinks(key, current)
+        recordOriginalLinks(key)
+        links[key, default: []].append(.object(object))
+    }
+
+    private func recordOriginalLinks(_ key: String) {
+        if originalLinks[key] == nil { originalLinks[key] = links[key] ?? [] }
+        managedObjectContext?.markChanged(self)
     }
 }
 

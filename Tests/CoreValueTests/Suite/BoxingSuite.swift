@@ -5,7 +5,7 @@ import Testing
 
 /// Boxing and unboxing every supported type, nested structs and collections.
 enum BoxingSuite {
-    static var cases: [SuiteCase] { basicCases + errorCases }
+    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases }
 
     static let basicCases: [SuiteCase] = [
         SuiteCase("every attribute type round-trips") { make in
@@ -208,6 +208,44 @@ extension BoxingSuite {
             #expect(read.map(\.id) == [1, 2, 3])
             // Inside an article, its author lists the other articles only (the one being unboxed is left out).
             #expect(read.first?.author?.articles.map(\.id).sorted() == [2, 3])
+        },
+    ]
+}
+
+/// A product with an `NSDecimalNumber` price and a plain `Int` identifier (stored as `int32`).
+struct LegacyProduct: CVManagedUniqueStruct {
+    static let EntityName = "Product"
+    static let IdentifierName = "id"
+    var id: Int
+    var name: String
+    var price: NSDecimalNumber
+    func IdentifierValue() -> IdentifierType { id }
+    static func fromObject(_ o: ManagedObject) throws -> LegacyProduct {
+        try curry(self.init) <^> o <| "id" <^> o <| "name" <^> o <| "price"
+    }
+}
+
+extension BoxingSuite {
+    static let conversionCases: [SuiteCase] = [
+        SuiteCase("NSDecimalNumber and Int box into decimal and int32 attributes") { make in
+            let store = try make()
+            let product = LegacyProduct(id: 7, name: "Pen", price: NSDecimalNumber(string: "1.25"))
+            try product.save(ManagedObjectContext(store: store))
+            let read: [LegacyProduct] = try LegacyProduct.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.first?.price == NSDecimalNumber(string: "1.25"))
+            #expect(read.first?.id == 7)
+            let typed: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(typed.first?.price == Decimal(string: "1.25"))
+        },
+        SuiteCase("an Int too large for its int32 attribute throws naming the field") { make in
+            let context = ManagedObjectContext(store: try make())
+            let product = LegacyProduct(id: Int(Int32.max) + 1, name: "Pen", price: 1)
+            #expect {
+                try product.toObject(context)
+            } throws: { error in
+                isStructError(error) { if case .typeMismatch("Product", "id", _, _) = $0 { true } else { false } }
+            }
+            #expect(!context.hasChanges)
         },
     ]
 }

@@ -48,8 +48,7 @@ enum PersistenceSuite {
             #expect {
                 try employee.delete(ManagedObjectContext(store: store))
             } throws: { error in
-                if case .structDeleteError? = error as? CVManagedStructError { return true }
-                return false
+                isStructError(error) { if case .structDeleteError = $0 { true } else { false } }
             }
         },
         SuiteCase("a stale objectID throws structUpdateError and never inserts") { make in
@@ -62,8 +61,7 @@ enum PersistenceSuite {
             #expect {
                 try employee.save(context)
             } throws: { error in
-                if case .structUpdateError? = error as? CVManagedStructError { return true }
-                return false
+                isStructError(error) { if case .structUpdateError = $0 { true } else { false } }
             }
             #expect(!context.hasChanges)
             #expect(try Fixtures.count(store, "Employee") == 0)
@@ -132,8 +130,7 @@ enum PersistenceSuite {
             #expect {
                 try first.save()
             } throws: { error in
-                if case .conflict(let entity, _)? = error as? CVManagedStructError { return entity == "Employee" }
-                return false
+                isStructError(error) { if case .conflict("Employee", _) = $0 { true } else { false } }
             }
             #expect(first.hasChanges)
             #expect(try mine.value(forKey: "job") == .string("Mine"))
