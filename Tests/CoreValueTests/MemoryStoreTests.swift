@@ -42,8 +42,10 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
     let first = ObjectChange(id: .temporary("Author"), attributes: ["id": .string("a"), "name": .string("A")])
     _ = try store.apply(ChangeSet(inserts: [first]))
     let duplicate = ObjectChange(id: .temporary("Author"), attributes: ["id": .string("a"), "name": .string("B")])
-    #expect(throws: CVManagedStructError.constraintViolation(
-        entity: "Author", key: "id", message: "duplicate value for a unique attribute")) {
+    #expect(
+        throws: CVManagedStructError.constraintViolation(
+            entity: "Author", key: "id", message: "duplicate value for a unique attribute")
+    ) {
         try store.apply(ChangeSet(inserts: [duplicate]))
     }
     var upsert = duplicate
@@ -63,7 +65,9 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
     _ = try store.apply(
         ChangeSet(
             inserts: [company, first, second],
-            relationships: [RelationshipChange(owner: company.id, relationship: "employees", members: [second.id, first.id])]
+            relationships: [
+                RelationshipChange(owner: company.id, relationship: "employees", members: [second.id, first.id])
+            ]
         ))
     let companies = try store.fetch(FetchRequest(entityName: "Company"))
     #expect(companies.first?.toMany["employees"] == [2, 1])
@@ -93,7 +97,8 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
         try store.fetch(entityName: "Author", key: "id", values: [.int64(1)])
     }
     #expect(throws: CVManagedStructError.missingValue(entity: "Employee", key: "age")) {
-        try store.apply(ChangeSet(inserts: [ObjectChange(id: .temporary("Employee"), attributes: ["name": .string("A")])]))
+        try store.apply(
+            ChangeSet(inserts: [ObjectChange(id: .temporary("Employee"), attributes: ["name": .string("A")])]))
     }
     #expect(try store.fetch(ids: [.permanent("Employee", 5), .temporary("Employee")]).isEmpty)
 }
@@ -126,7 +131,9 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
 @Test func tenThousandArticlesOfOneAuthorBoxAndUnboxInBatches() throws {
     let store = CountingStore(MemoryStore(model: ExampleModel.model))
     let author = Author(id: "a", name: "Ann")
-    let articles = (0..<10_000).map { Article(id: Int64($0), title: "T\($0)", text: "", author: author, categories: []) }
+    let articles = (0..<10_000).map {
+        Article(id: Int64($0), title: "T\($0)", text: "", author: author, categories: [])
+    }
     try articles.saveAll(ManagedObjectContext(store: store))
     #expect(store.count("fetchValues") == 2)
     #expect(store.count("apply") == 1)

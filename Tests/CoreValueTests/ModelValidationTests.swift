@@ -26,7 +26,9 @@ func modelValidationNamesEntityAndKey(entities: [Entity], expected: CVManagedStr
     #expect {
         try ManagedObjectModel { Entity("A") { Relationship("b", to: "B") } }
     } throws: { error in
-        guard case .invalidModel(let entity, let key, let message)? = error as? CVManagedStructError else { return false }
+        guard case .invalidModel(let entity, let key, let message)? = error as? CVManagedStructError else {
+            return false
+        }
         return entity == "A" && key == "b" && message.contains("B")
     }
 }

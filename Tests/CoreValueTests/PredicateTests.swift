@@ -17,8 +17,12 @@ import Testing
     #expect(CVPredicate.key("id").in([1, 2]) == .isIn(key: "id", [.int64(1), .int64(2)]))
     #expect(!CVPredicate.true == .not(.true))
     let either: CVPredicate = (.key("a") == 1 || .key("b") == 2) || .key("c") == 3
-    #expect(either == .or([.comparison(key: "a", .equal, .int64(1)), .comparison(key: "b", .equal, .int64(2)),
-                            .comparison(key: "c", .equal, .int64(3))]))
+    #expect(
+        either
+            == .or([
+                .comparison(key: "a", .equal, .int64(1)), .comparison(key: "b", .equal, .int64(2)),
+                .comparison(key: "c", .equal, .int64(3)),
+            ]))
 }
 
 @Test func validationConvertsOperandsToTheAttributeType() throws {

@@ -204,7 +204,8 @@ extension BoxingSuite {
             #expect(authors.first?.articles.count == 3)
             // Inside the author, each article's back-reference to the author being unboxed reads as nil.
             #expect(authors.first?.articles.allSatisfy { $0.author == nil } == true)
-            let read: [CyclicArticle] = try CyclicArticle.query(fresh, predicate: nil, sortDescriptors: [.init(key: "id")])
+            let read: [CyclicArticle] = try CyclicArticle.query(
+                fresh, predicate: nil, sortDescriptors: [.init(key: "id")])
             #expect(read.map(\.id) == [1, 2, 3])
             // Inside an article, its author lists the other articles only (the one being unboxed is left out).
             #expect(read.first?.author?.articles.map(\.id).sorted() == [2, 3])

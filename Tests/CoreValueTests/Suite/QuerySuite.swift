@@ -65,15 +65,18 @@ enum QuerySuite {
                 fetchLimit: 2, fetchOffset: 2)
             #expect(page.map(\.name) == ["bob", "Fay"])
             // Nulls sort last ascending and first descending.
-            #expect(try names(store, nil, [.init(key: "position"), .init(key: "name")]).suffix(3) == ["Dora", "Fay", "bob"])
-            #expect(try names(store, nil, [.init(key: "position", ascending: false), .init(key: "name")]).prefix(3)
-                == ["Dora", "Fay", "bob"])
+            #expect(
+                try names(store, nil, [.init(key: "position"), .init(key: "name")]).suffix(3) == ["Dora", "Fay", "bob"])
+            #expect(
+                try names(store, nil, [.init(key: "position", ascending: false), .init(key: "name")]).prefix(3)
+                    == ["Dora", "Fay", "bob"])
         },
         SuiteCase("queries see pending inserts, changes and deletes") { make in
             let store = try staff(make)
             let context = ManagedObjectContext(store: store)
             let sales: CVPredicate = .key("department") == "Sales"
-            var current: [Employee] = try Employee.query(context, predicate: sales, sortDescriptors: [.init(key: "name")])
+            var current: [Employee] = try Employee.query(
+                context, predicate: sales, sortDescriptors: [.init(key: "name")])
             #expect(current.map(\.name) == ["Ann", "Fay", "bob"])
             try Fixtures.employee("Gus").toObject(context)
             var fay = try #require(current.first { $0.name == "Fay" })
@@ -115,7 +118,8 @@ enum QuerySuite {
             let pending: [Article] = try Article.query(context, predicate: .key("author") == nil)
             #expect(pending.map(\.title) == ["Without"])
             try context.save()
-            let saved: [Article] = try Article.query(ManagedObjectContext(store: store), predicate: .key("author") != nil)
+            let saved: [Article] = try Article.query(
+                ManagedObjectContext(store: store), predicate: .key("author") != nil)
             #expect(saved.map(\.title) == ["With"])
         },
     ]
