@@ -9,7 +9,9 @@ import Foundation
 /// registered object of the entity in one store call.
 ///
 /// An object without a context (boxing with a `nil` context) is *ephemeral*: it can be read but not saved,
-/// and its inverse relationships are not maintained.
+/// and its inverse relationships are not maintained. An object only weakly refers to its context: keep the
+/// context alive while you use its objects (when a context is freed, its objects keep their attributes but
+/// lose their relationships, which would otherwise keep each other alive).
 public final class ManagedObject {
     /// The entity of the object.
     public var entity: Entity { info.entity }
@@ -152,6 +154,20 @@ public final class ManagedObject {
                 entity: entity.name, key: key, expected: "to-many relationship", found: relationship.kind.rawValue)
         }
         return try related(key)
+    }
+
+    /// The destinations of an unordered (or ordered) to-many relationship as a set.
+    ///
+    /// - Throws: See ``objects(forKey:)``.
+    public func objectSet(forKey key: String) throws -> Set<ManagedObject> {
+        Set(try objects(forKey: key))
+    }
+
+    /// Sets the destinations of an unordered to-many relationship.
+    ///
+    /// - Throws: See ``setObject(_:forKey:)``.
+    public func setObjectSet(_ objects: Set<ManagedObject>, forKey key: String) throws {
+        try setObjects(Array(objects), forKey: key)
     }
 
     /// Sets or clears a to-one relationship; the inverse is updated on both sides.

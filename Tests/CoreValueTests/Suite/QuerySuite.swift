@@ -56,7 +56,7 @@ enum QuerySuite {
         },
         SuiteCase("sorting, ties by primary key, limit and offset") { make in
             let store = try staff(make)
-            let byAge = [CVPredicateKey.key("age").descending, CVPredicateKey.key("name").ascending]
+            let byAge: [CVSortDescriptor] = [.key("age").descending, .key("name").ascending]
             #expect(try names(store, nil, byAge) == ["Eve", "Cid", "Fay", "bob", "Dora", "Ann"])
             // Code-point order: upper case before lower case.
             #expect(try names(store, nil) == ["Ann", "Cid", "Dora", "Eve", "Fay", "bob"])

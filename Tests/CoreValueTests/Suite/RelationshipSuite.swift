@@ -74,6 +74,10 @@ enum RelationshipSuite {
             #expect(shops.map(\.name) == ["Corner", "Kiosk"])
             #expect(shops[0].owner == owner)
             #expect(shops[0].products.map(\.id).sorted() == [1, 2])
+            let reader = ManagedObjectContext(store: store)  // objects need their context alive to load links
+            let corner = try #require(
+                try reader.fetch(FetchRequest(entityName: "Shop", predicate: .key("name") == "Corner")).first)
+            #expect(try corner.objectSet(forKey: "products").count == 2)
             #expect(shops[1].owner == nil)
             #expect(shops[1].products.map(\.price) == [2])
             #expect(try Fixtures.count(store, "Product") == 2)
