@@ -275,3 +275,7 @@ enum Link {
         }
     }
 }
+
+/// Objects belong to their context's task or thread.
+@available(*, unavailable, message: "objects belong to their context's task; pass a ManagedObjectID instead")
+extension ManagedObject: Sendable {}

@@ -5,7 +5,7 @@ import Testing
 
 /// Boxing and unboxing every supported type, nested structs and collections.
 enum BoxingSuite {
-    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases }
+    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases + collectionCases }
 
     static let basicCases: [SuiteCase] = [
         SuiteCase("every attribute type round-trips") { make in
@@ -247,6 +247,49 @@ extension BoxingSuite {
                 isStructError(error) { if case .typeMismatch("Product", "id", _, _) = $0 { true } else { false } }
             }
             #expect(!context.hasChanges)
+        },
+    ]
+}
+
+/// A company whose staff list is optional: `nil` clears it, and it reads back as an empty array.
+struct OptionalStaffCompany: CVManagedPersistentStruct {
+    static let EntityName = "Company"
+    var objectID: ManagedObjectID?
+    var name: String
+    var employees: [Employee]?
+    static func fromObject(_ o: ManagedObject) throws -> OptionalStaffCompany {
+        try curry(self.init) <^> o <|? "objectID" <^> o <| "name" <^> o <|| "employees"
+    }
+}
+
+extension BoxingSuite {
+    static let collectionCases: [SuiteCase] = [
+        SuiteCase("optional collections box when set and clear when nil") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            var company = OptionalStaffCompany(
+                name: "Acme", employees: [Fixtures.employee("A"), Fixtures.employee("B")])
+            try company.save(context)
+            var read: [OptionalStaffCompany] = try OptionalStaffCompany.query(
+                ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.first?.employees?.map(\.name) == ["A", "B"])
+            company.employees = nil
+            try company.save(context)
+            read = try OptionalStaffCompany.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.first?.employees == [])
+            #expect(try Fixtures.count(store, "Employee") == 2)
+        },
+        SuiteCase("boxing without saving reads back through the object") { make in
+            let context = ManagedObjectContext(store: try make())
+            let company = Company(name: "Acme", employees: (1...3).map { Fixtures.employee("E\($0)") })
+            let object = try company.toObject(context)
+            let read = try Company.fromObject(object)
+            #expect(read.name == company.name && read.employees.map(\.name) == company.employees.map(\.name))
+            // Unsaved objects have temporary IDs; boxing the struct again in this context finds the same object.
+            #expect(read.objectID?.isTemporary == true)
+            #expect(try read.toObject(context) === object)
+            #expect(try object.objects(forKey: "employees").count == 3)
+            #expect(context.insertedObjects.count == 4)
         },
     ]
 }
