@@ -5,6 +5,15 @@ import Testing
 
 /// Persistent structs: saves, updates, deletes, nested rows reused, stale IDs.
 enum PersistenceSuite {
+    /// Saves `staff` employees (writing their objectIDs back), then a company listing them in order.
+    static func savedCompany(staff: Int, _ context: ManagedObjectContext) throws -> (Company, [Employee]) {
+        var employees = (1...staff).map { Fixtures.employee("E\($0)") }
+        try employees.saveAll(context)
+        var company = Company(name: "Acme", employees: employees)
+        try company.save(context)
+        return (company, employees)
+    }
+
     static let cases: [SuiteCase] = [
         SuiteCase("save writes objectID back and an update changes the same row") { make in
             let store = try make()
@@ -69,11 +78,8 @@ enum PersistenceSuite {
         SuiteCase("nested persistent structs reuse their rows (seed issue #19)") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)
-            var employees = (1...3).map { Fixtures.employee("E\($0)") }
-            try employees.saveAll(context)
+            var (company, employees) = try savedCompany(staff: 3, context)
             #expect(employees.allSatisfy { $0.objectID != nil })
-            var company = Company(name: "Acme", employees: employees)
-            try company.save(context)
             try company.save(ManagedObjectContext(store: store))
             #expect(try Fixtures.count(store, "Employee") == 3)
             #expect(try Fixtures.count(store, "Company") == 1)
@@ -81,10 +87,7 @@ enum PersistenceSuite {
         SuiteCase("an ordered to-many keeps array order and reorders persist") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)
-            var employees = (1...5).map { Fixtures.employee("E\($0)") }
-            try employees.saveAll(context)
-            var company = Company(name: "Acme", employees: employees)
-            try company.save(context)
+            var (company, employees) = try savedCompany(staff: 5, context)
             company.employees = [employees[4], employees[0], employees[3], employees[1], employees[2]]
             try company.save(ManagedObjectContext(store: store))
             let read: [Company] = try Company.query(ManagedObjectContext(store: store), predicate: nil)
@@ -93,10 +96,7 @@ enum PersistenceSuite {
         SuiteCase("nested collections shrink to three and to zero, unlinking without deleting") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)
-            var employees = (1...5).map { Fixtures.employee("E\($0)") }
-            try employees.saveAll(context)
-            var company = Company(name: "Acme", employees: employees)
-            try company.save(context)
+            var (company, employees) = try savedCompany(staff: 5, context)
             company.employees = Array(employees.prefix(3))
             try company.save(context)
             var read: [Company] = try Company.query(ManagedObjectContext(store: store), predicate: nil)
