@@ -5,7 +5,7 @@ import Testing
 
 /// Boxing and unboxing every supported type, nested structs and collections.
 enum BoxingSuite {
-    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases + collectionCases }
+    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases + collectionCases + customCases }
 
     static let basicCases: [SuiteCase] = [
         SuiteCase("every attribute type round-trips") { make in
@@ -291,5 +291,45 @@ extension BoxingSuite {
             #expect(try object.objects(forKey: "employees").count == 3)
             #expect(context.insertedObjects.count == 4)
         },
+    ]
+}
+
+/// A user type that boxes itself into a decimal attribute through the `Boxing` protocol.
+struct Cents: Boxing, Unboxing, Equatable {
+    var value: Int
+
+    func box(_ object: ManagedObject, withKey key: String) throws {
+        try object.setValue(Decimal(value) / 100, forKey: key)
+    }
+
+    static func unbox(_ value: ManagedValue) throws -> Cents {
+        let decimal = try Decimal.unbox(value) * 100
+        return Cents(value: NSDecimalNumber(decimal: decimal).intValue)
+    }
+}
+
+/// A product priced in `Cents`.
+struct CentsProduct: CVManagedUniqueStruct {
+    static let EntityName = "Product"
+    static let IdentifierName = "id"
+    var id: Int32
+    var name: String
+    var price: Cents
+    func IdentifierValue() -> IdentifierType { id }
+    static func fromObject(_ o: ManagedObject) throws -> CentsProduct {
+        try curry(self.init) <^> o <| "id" <^> o <| "name" <^> o <| "price"
+    }
+}
+
+extension BoxingSuite {
+    static let customCases: [SuiteCase] = [
+        SuiteCase("a custom Boxing type writes through its own box method") { make in
+            let store = try make()
+            try CentsProduct(id: 1, name: "Pen", price: Cents(value: 250)).save(ManagedObjectContext(store: store))
+            let products: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(products.first?.price == Decimal(string: "2.5"))
+            let read: [CentsProduct] = try CentsProduct.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.first?.price == Cents(value: 250))
+        }
     ]
 }

@@ -37,6 +37,7 @@ enum ContextSuite {
             #expect(!context.hasChanges)
             try context.delete(saved)
             #expect(context.deletedObjects == [saved])
+            #expect(throws: CVManagedStructError.self) { try saved.setValue("Ghost", forKey: "name") }
             context.rollback()
             #expect(!saved.isDeleted)
             #expect(try context.fetch(FetchRequest(entityName: "Employee")).count == 1)
