@@ -5,7 +5,9 @@ import Testing
 
 /// Boxing and unboxing every supported type, nested structs and collections.
 enum BoxingSuite {
-    static var cases: [SuiteCase] { basicCases + errorCases + conversionCases + collectionCases + customCases }
+    static var cases: [SuiteCase] {
+        basicCases + errorCases + conversionCases + collectionCases + customCases + randomCases
+    }
 
     static let basicCases: [SuiteCase] = [
         SuiteCase("every attribute type round-trips") { make in
@@ -332,4 +334,48 @@ extension BoxingSuite {
             #expect(read.first?.price == Cents(value: 250))
         }
     ]
+}
+
+extension BoxingSuite {
+    /// A random car: values at the edges of each type, exactly representable in PostgreSQL.
+    static func randomCar(_ random: inout SeededRandom) -> Car {
+        let edgeInts: [Int64] = [.min, -1, 0, 1, .max]
+        return Car(
+            name: String(
+                (0..<Int.random(in: 0...12, using: &random)).map { _ in
+                    "aZé💡 '\"\\%_".randomElement(using: &random) ?? "a"
+                }),
+            kind: CarKind.allCases.randomElement(using: &random) ?? .sedan,
+            doors: Int32.random(in: .min ... .max, using: &random),
+            mileage: Bool.random(using: &random)
+                ? edgeInts.randomElement(using: &random) ?? 0 : Int64.random(in: .min ... .max, using: &random),
+            seats: Int16.random(in: .min ... .max, using: &random),
+            weight: Float(Int32.random(in: -1_000_000...1_000_000, using: &random)) / 8,
+            power: Double(Int64.random(in: -1_000_000_000...1_000_000_000, using: &random)) / 1024,
+            registered: Bool.random(using: &random),
+            price: Decimal(Int64.random(in: -10_000_000...10_000_000, using: &random)) / 100,
+            builtAt: Date(
+                timeIntervalSince1970: Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &random)) / 4),
+            vin: UUID(),
+            photo: Bool.random(using: &random)
+                ? nil
+                : Data(
+                    (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }),
+            nickname: Bool.random(using: &random) ? nil : "")
+    }
+
+    static let randomCases: [SuiteCase] = [7, 8].map { seed in
+        SuiteCase("random cars round-trip (seed \(seed))") { make in
+            var random = SeededRandom(seed: UInt64(seed))
+            let store = try make()
+            var cars = (0..<50).map { _ in randomCar(&random) }
+            try cars.saveAll(ManagedObjectContext(store: store))
+            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: nil)
+            let byID = Dictionary(read.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+            for car in cars {
+                #expect(byID[car.objectID] == car, "seed \(seed): \(car)")
+            }
+            #expect(read.count == cars.count)
+        }
+    }
 }
