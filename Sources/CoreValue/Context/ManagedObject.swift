@@ -3,7 +3,7 @@ import Foundation
 /// One record of an entity in a context: its attributes and its links to other records.
 ///
 /// Objects come from ``ManagedObjectContext/insert(entityName:)``, fetches, or boxing a struct. Read and
-/// write attributes with ``value(forKey:)`` / ``setValue(_:forKey:)`` (or the typed variants) and
+/// write attributes with ``value(forKey:)`` / `setValue(_:forKey:)` (or the typed variants) and
 /// relationships with ``object(forKey:)``, ``objects(forKey:)`` and their setters. Related objects are loaded
 /// lazily and in batches: the first access to a relationship loads that relationship's objects for every
 /// registered object of the entity in one store call.
@@ -97,7 +97,7 @@ public final class ManagedObject {
 
     /// Sets an attribute from a Swift value; `nil` clears it.
     ///
-    /// - Throws: See ``setValue(_:forKey:)``.
+    /// - Throws: See `setValue(_:forKey:)`.
     public func setValue<T: AttributeValueConvertible>(_ value: T?, forKey key: String) throws {
         try setValue(value?.attributeValue ?? .null, forKey: key)
     }
