@@ -52,6 +52,8 @@ final class BoxRecord {
 struct RecordBuilder {
     /// Finds an entity by name: the context's model, or the ephemeral registry.
     let entity: (String) throws -> EntityIndex
+    /// Per-type layouts, kept by the context so that each struct type is resolved against the model once.
+    let layouts: LayoutCache?
 
     func record(for value: any BoxingStruct) throws -> BoxRecord {
         let type = Swift.type(of: value)
@@ -61,23 +63,47 @@ struct RecordBuilder {
         guard mirror.displayStyle == .struct else {
             throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
         }
-        for child in mirror.children {
-            guard let label = child.label, label != "objectID" else { continue }
-            if let attribute = info.attributes[label] {
-                let value = try attributeValue(child.value, label, info)
+        let layout = try self.layout(of: type, mirror, info)
+        for (child, field) in zip(mirror.children, layout) {
+            switch field {
+            case .skip: continue
+            case .attribute(let attribute):
+                let value = try attributeValue(child.value, attribute.name, info)
                 guard let converted = value.converted(to: attribute.type) else {
                     throw CVManagedStructError.typeMismatch(
-                        entity: info.name, key: label, expected: attribute.type.rawValue,
+                        entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
                         found: "\(Swift.type(of: child.value))")
                 }
-                record.attributes.append((label, converted))
+                record.attributes.append((attribute.name, converted))
+            case .relationship(let relationship):
+                record.relationships.append((relationship.name, try targets(child.value, relationship, info)))
+            }
+        }
+        return record
+    }
+
+    /// The fields of a struct type resolved against its entity: from the cache, or computed (and cached).
+    private func layout(of type: any BoxingStruct.Type, _ mirror: Mirror, _ info: EntityIndex) throws
+        -> [LayoutCache.Field]
+    {
+        let key = ObjectIdentifier(type)
+        if let cached = layouts?.fields[key] { return cached }
+        var fields: [LayoutCache.Field] = []
+        for child in mirror.children {
+            guard let label = child.label, label != "objectID" else {
+                fields.append(.skip)
+                continue
+            }
+            if let attribute = info.attributes[label] {
+                fields.append(.attribute(attribute))
             } else if let relationship = info.relationships[label] {
-                record.relationships.append((label, try targets(child.value, relationship, info)))
+                fields.append(.relationship(relationship))
             } else {
                 throw CVManagedStructError.unknownKey(entity: info.name, key: label)
             }
         }
-        return record
+        layouts?.fields[key] = fields
+        return fields
     }
 
     private func identity(of value: any BoxingStruct, _ info: EntityIndex) throws -> BoxRecord.Identity {
@@ -159,6 +185,20 @@ struct RecordBuilder {
     }
 
     private func rawValue<T: RawRepresentable>(of value: T) -> Any { value.rawValue }
+}
+
+/// The fields of struct types resolved against one model: owned by a context, used by one thread at a time.
+final class LayoutCache {
+    /// How one stored property of a struct boxes.
+    enum Field {
+        /// Not boxed (`objectID`, or an unlabelled child).
+        case skip
+        case attribute(Attribute)
+        case relationship(Relationship)
+    }
+
+    /// The fields of each struct type, in declaration order.
+    var fields: [ObjectIdentifier: [Field]] = [:]
 }
 
 /// Lets boxing look inside an `Optional` held as `Any`.

@@ -19,6 +19,10 @@ public protocol Boxing {
 /// arrays of structs ordered to-many relationships (stored in array order) and sets of structs unordered
 /// ones. `nil` clears an attribute or relationship; an empty or `nil` collection unlinks every member
 /// without deleting it.
+///
+/// Boxing writes every property, relationships included: a nested struct whose back-reference is empty
+/// (an article's `author.articles == []`) unlinks what was linked before, as in the original CoreValue.
+/// Box a graph from one side, or leave the back-reference out of the nested struct.
 public protocol BoxingStruct: Boxing {
     /// The name of the entity the struct boxes into.
     static var EntityName: String { get }

@@ -8,10 +8,11 @@ struct BoxingSession {
     /// - Throws: ``CVManagedStructError`` from reflection or identity resolution; either way no object has
     ///   been written.
     func box(_ values: [any BoxingStruct]) throws -> [ManagedObject] {
-        let builder = RecordBuilder(entity: { name in
-            if let context { return try context.index.entity(name) }
-            return try EphemeralModels.entity(name)
-        })
+        let builder = RecordBuilder(
+            entity: { name in
+                if let context { return try context.index.entity(name) }
+                return try EphemeralModels.entity(name)
+            }, layouts: context?.layouts)
         let roots = try values.map { try builder.record(for: $0) }
         if let context { try resolve(roots, in: context) }
         return try roots.map { try write($0) }
@@ -26,9 +27,10 @@ struct BoxingSession {
         var seenValues = Set<UniqueValue>()
         for record in records {
             for (_, targets) in record.relationships {
-                for case .object(let object) in targets where object.managedObjectContext !== context {
+                for case .object(let object) in targets
+                where object.managedObjectContext !== context || object.isDeletedFlag {
                     throw CVManagedStructError.invalidObject(
-                        message: "\(object.objectID) belongs to another context than the one boxing into")
+                        message: "\(object.objectID) is deleted or belongs to another context than the one boxing into")
                 }
             }
             switch record.identity {

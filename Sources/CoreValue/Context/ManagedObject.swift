@@ -3,13 +3,15 @@ import Foundation
 /// One record of an entity in a context: its attributes and its links to other records.
 ///
 /// Objects come from ``ManagedObjectContext/insert(entityName:)``, fetches, or boxing a struct. Read and
-/// write attributes with ``value(forKey:)`` / ``setValue(_:forKey:)`` (or the typed variants) and
+/// write attributes with ``value(forKey:)`` / `setValue(_:forKey:)` (or the typed variants) and
 /// relationships with ``object(forKey:)``, ``objects(forKey:)`` and their setters. Related objects are loaded
 /// lazily and in batches: the first access to a relationship loads that relationship's objects for every
 /// registered object of the entity in one store call.
 ///
 /// An object without a context (boxing with a `nil` context) is *ephemeral*: it can be read but not saved,
-/// and its inverse relationships are not maintained.
+/// and its inverse relationships are not maintained. An object only weakly refers to its context: keep the
+/// context alive while you use its objects (when a context is freed, its objects keep their attributes but
+/// lose their relationships, which would otherwise keep each other alive).
 public final class ManagedObject {
     /// The entity of the object.
     public var entity: Entity { info.entity }
@@ -98,7 +100,7 @@ public final class ManagedObject {
 
     /// Sets an attribute from a Swift value; `nil` clears it.
     ///
-    /// - Throws: See ``setValue(_:forKey:)``.
+    /// - Throws: See `setValue(_:forKey:)`.
     public func setValue<T: AttributeValueConvertible>(_ value: T?, forKey key: String) throws {
         try setValue(value?.attributeValue ?? .null, forKey: key)
     }
@@ -157,6 +159,20 @@ public final class ManagedObject {
         return try related(key)
     }
 
+    /// The destinations of an unordered (or ordered) to-many relationship as a set.
+    ///
+    /// - Throws: See ``objects(forKey:)``.
+    public func objectSet(forKey key: String) throws -> Set<ManagedObject> {
+        Set(try objects(forKey: key))
+    }
+
+    /// Sets the destinations of an unordered to-many relationship.
+    ///
+    /// - Throws: See ``setObject(_:forKey:)``.
+    public func setObjectSet(_ objects: Set<ManagedObject>, forKey key: String) throws {
+        try setObjects(Array(objects), forKey: key)
+    }
+
     /// Sets or clears a to-one relationship; the inverse is updated on both sides.
     ///
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``,
@@ -212,25 +228,26 @@ public final class ManagedObject {
 
     /// Replaces the links of a relationship, recording the change.
     func replaceLinks(_ key: String, _ newLinks: [Link]) {
-        let old = links[key] ?? []
-        if originalLinks[key] == nil { originalLinks[key] = old }
+        recordOriginalLinks(key)
         links[key] = newLinks
-        managedObjectContext?.markChanged(self)
     }
 
     /// Removes the link to `object` from a relationship, recording the change.
     func removeLink(to object: ManagedObject, _ key: String) {
-        var current = links[key] ?? []
-        guard let position = current.firstIndex(where: { $0.refers(to: object) }) else { return }
-        current.remove(at: position)
-        replaceLinks(key, current)
+        guard let position = links[key]?.firstIndex(where: { $0.refers(to: object) }) else { return }
+        recordOriginalLinks(key)
+        links[key]?.remove(at: position)
     }
 
-    /// Appends a link to `object`, recording the change.
+    /// Appends a link to `object`, recording the change (in place: appending n links costs O(n)).
     func appendLink(to object: ManagedObject, _ key: String) {
-        var current = links[key] ?? []
-        current.append(.object(object))
-        replaceLinks(key, current)
+        recordOriginalLinks(key)
+        links[key, default: []].append(.object(object))
+    }
+
+    private func recordOriginalLinks(_ key: String) {
+        if originalLinks[key] == nil { originalLinks[key] = links[key] ?? [] }
+        managedObjectContext?.markChanged(self)
     }
 }
 
@@ -261,3 +278,7 @@ enum Link {
         }
     }
 }
+
+/// Objects belong to their context's task or thread.
+@available(*, unavailable, message: "objects belong to their context's task; pass a ManagedObjectID instead")
+extension ManagedObject: Sendable {}

@@ -27,7 +27,8 @@ extension ManagedObjectContext {
         }
         for object in pending where seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
         var matching = candidates.filter { !$0.isDeletedFlag && matches(request.predicate, $0) }
-        let order = Dictionary(uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
+        let order = Dictionary(
+            insertedList.enumerated().map { (ObjectIdentifier($1), $0) }, uniquingKeysWith: { first, _ in first })
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(

@@ -56,12 +56,13 @@ extension ManagedObjectContext {
             object.isDeletedFlag = true
             object.isInsertedFlag = false
         }
+        let deleted = Set(deletedList)
         for object in changedList + deletedList {
             dropUnique(object)
             for (key, value) in object.originalAttributes { object.attributes[key] = value }
             for (key, links) in object.originalLinks {
                 object.links[key] = links.filter { link in
-                    if case .object(let linked) = link { return !linked.isDeletedFlag || deletedList.contains(linked) }
+                    if case .object(let linked) = link { return !linked.isDeletedFlag || deleted.contains(linked) }
                     return true
                 }
             }

@@ -33,6 +33,8 @@ public final class ManagedObjectContext {
     var uniqueIndex: [UniqueValue: ManagedObject] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
     var missingIDs: Set<ManagedObjectID> = []
+    /// Struct layouts resolved against the model, per struct type.
+    let layouts = LayoutCache()
 
     /// The largest number of IDs or values sent in one store call.
     public static let batchSize = 10_000
@@ -206,3 +208,7 @@ struct UniqueValue: Hashable {
         self.value = value
     }
 }
+
+/// Contexts are confined to one task or thread at a time; use one context per task over a shared store.
+@available(*, unavailable, message: "a context is used by one task at a time; give each task its own context")
+extension ManagedObjectContext: Sendable {}

@@ -12,7 +12,8 @@ package enum StringMatcher {
         case .contains:
             if text.isEmpty { return true }
             guard subject.count >= text.count else { return false }
-            for start in 0...(subject.count - text.count) where subject[start..<start + text.count].elementsEqual(text) {
+            for start in 0...(subject.count - text.count) where subject[start..<start + text.count].elementsEqual(text)
+            {
                 return true
             }
             return false

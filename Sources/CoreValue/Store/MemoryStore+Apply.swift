@@ -62,7 +62,9 @@ private struct ChangeWriter {
             }
         }
         for (name, storage) in entity.storage where storage == .joinTable {
-            if state.members("\(entity.name).\(name)", key) != nil { state.setMembers("\(entity.name).\(name)", key, nil) }
+            if state.members("\(entity.name).\(name)", key) != nil {
+                state.setMembers("\(entity.name).\(name)", key, nil)
+            }
         }
     }
 

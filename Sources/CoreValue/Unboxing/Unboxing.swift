@@ -82,7 +82,9 @@ extension Unboxing where Self: AttributeValueConvertible, StructureType == Self 
     }
 }
 
-extension Unboxing where Self: RawRepresentable, Self.RawValue: Unboxing, Self.RawValue.StructureType == Self.RawValue,
+extension Unboxing
+where
+    Self: RawRepresentable, Self.RawValue: Unboxing, Self.RawValue.StructureType == Self.RawValue,
     StructureType == Self
 {
     /// Reads the raw value and builds the enum case.

@@ -3,6 +3,101 @@ import CoreValueExamples
 import Foundation
 import Testing
 
+/// Relationships: inverses on both sides, batched loading, to-one and unordered to-many round trips.
 enum RelationshipSuite {
-    static let cases: [SuiteCase] = []
+    static let cases: [SuiteCase] = [
+        SuiteCase("inverse relationships are consistent in memory and after saving") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            let company = try Company(name: "Acme", employees: [Fixtures.employee("Ann"), Fixtures.employee("Bob")])
+                .toObject(context)
+            let ann = try #require(try company.objects(forKey: "employees").first)
+            #expect(try ann.object(forKey: "company") === company)
+            let rival = try context.insert(entityName: "Company")
+            try rival.setValue("Rival", forKey: "name")
+            try ann.setObject(rival, forKey: "company")
+            #expect(try company.objects(forKey: "employees").count == 1)
+            #expect(try rival.objects(forKey: "employees") == [ann])
+            try context.save()
+            let fresh = ManagedObjectContext(store: store)
+            let companies: [Company] = try Company.query(fresh, predicate: nil, sortDescriptors: [.init(key: "name")])
+            #expect(companies.map { $0.employees.map(\.name) } == [["Bob"], ["Ann"]])
+            let employees = try fresh.fetch(FetchRequest(entityName: "Employee", predicate: .key("name") == "Ann"))
+            #expect(try employees.first?.object(forKey: "company")?.value(forKey: "name") == .string("Rival"))
+        },
+        SuiteCase("many-to-many inverses are kept on both sides") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            let news = Fixtures.category("News")
+            let tech = Fixtures.category("Tech")
+            try [
+                Article(id: 1, title: "A", text: "", author: nil, categories: [news, tech]),
+                Article(id: 2, title: "B", text: "", author: nil, categories: [tech]),
+            ].saveAll(context)
+            let fresh = ManagedObjectContext(store: store)
+            let techObject = try #require(
+                try fresh.fetch(FetchRequest(entityName: "Category", predicate: .key("name") == "Tech")).first)
+            let titles = try techObject.objects(forKey: "articles").map { try $0.value(forKey: "title") }
+            #expect(Set(titles) == [.string("A"), .string("B")])
+            let read: [Article] = try Article.query(fresh, predicate: nil, sortDescriptors: [.init(key: "id")])
+            #expect(read.first?.categories.map(\.name) == ["News", "Tech"])
+        },
+        SuiteCase("related objects load in one batch for all fetched objects") { make in
+            let store = CountingStore(try make())
+            let context = ManagedObjectContext(store: store)
+            for index in 1...4 {
+                try Company(name: "C\(index)", employees: (1...3).map { Fixtures.employee("E\(index)-\($0)") })
+                    .toObject(context)
+            }
+            try context.save()
+            store.reset()
+            let companies: [Company] = try Company.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(companies.count == 4)
+            #expect(companies.allSatisfy { $0.employees.count == 3 })
+            #expect(store.count("fetch") == 1)
+            #expect(store.count("fetchIDs") == 1)
+        },
+        SuiteCase("a shop round-trips its owner and its set of products") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            var owner = Fixtures.employee("Owner")
+            try owner.save(context)
+            let products: Set<Product> = [
+                Product(id: 1, name: "Pen", price: Decimal(string: "1.50") ?? 0),
+                Product(id: 2, name: "Ink", price: 3),
+            ]
+            try Shop(name: "Corner", owner: owner, products: products).toObject(context)
+            try Shop(name: "Kiosk", owner: nil, products: [Product(id: 1, name: "Pen", price: 2)]).toObject(context)
+            try context.save()
+            let shops: [Shop] = try Shop.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "name")])
+            #expect(shops.map(\.name) == ["Corner", "Kiosk"])
+            #expect(shops[0].owner == owner)
+            #expect(shops[0].products.map(\.id).sorted() == [1, 2])
+            let reader = ManagedObjectContext(store: store)  // objects need their context alive to load links
+            let corner = try #require(
+                try reader.fetch(FetchRequest(entityName: "Shop", predicate: .key("name") == "Corner")).first)
+            #expect(try corner.objectSet(forKey: "products").count == 2)
+            #expect(shops[1].owner == nil)
+            #expect(shops[1].products.map(\.price) == [2])
+            #expect(try Fixtures.count(store, "Product") == 2)
+            #expect(try Fixtures.count(store, "Employee") == 1)
+        },
+        SuiteCase("deleting an object unlinks it from related objects (nullify)") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            var company = Company(name: "Acme", employees: (1...3).map { Fixtures.employee("E\($0)") })
+            try company.save(context)
+            let fresh = ManagedObjectContext(store: store)
+            let second = try #require(
+                try fresh.fetch(FetchRequest(entityName: "Employee", predicate: .key("name") == "E2")).first)
+            try fresh.delete(second)
+            try fresh.save()
+            let read: [Company] = try Company.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.first?.employees.map(\.name) == ["E1", "E3"])
+            var deletedCompany = try #require(read.first)
+            try deletedCompany.delete(ManagedObjectContext(store: store))
+            #expect(try Fixtures.count(store, "Employee") == 2)
+        },
+    ]
 }

@@ -3,6 +3,109 @@ import CoreValueExamples
 import Foundation
 import Testing
 
+/// Unique structs: one row per identifier, shared nested authors, batched lookups.
 enum UniqueSuite {
-    static let cases: [SuiteCase] = []
+    static let cases: [SuiteCase] = [
+        SuiteCase("saving the same identifier twice updates one row") { make in
+            let store = try make()
+            try Author(id: "a1", name: "Ann").save(ManagedObjectContext(store: store))
+            try Author(id: "a1", name: "Anne").save(ManagedObjectContext(store: store))
+            let read: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read == [Author(id: "a1", name: "Anne")])
+        },
+        SuiteCase("changing the identifier creates a new row and keeps the old one") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            var author = Author(id: "a1", name: "Ann")
+            try author.save(context)
+            author.id = "a2"
+            try author.save(context)
+            let read: [Author] = try Author.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
+            #expect(read.map(\.id) == ["a1", "a2"])
+        },
+        SuiteCase("articles share one nested author row") { make in
+            let store = try make()
+            let author = Author(id: "a1", name: "Ann")
+            let articles = (1...4).map { Article(id: $0, title: "T\($0)", text: "", author: author, categories: []) }
+            try articles.saveAll(ManagedObjectContext(store: store))
+            try articles[0].save(ManagedObjectContext(store: store))
+            #expect(try Fixtures.count(store, "Author") == 1)
+            let read: [Article] = try Article.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.count == 4)
+            #expect(read.allSatisfy { $0.author == author })
+        },
+        SuiteCase("unique lookups are per entity") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            try Product(id: 1, name: "Pen", price: 2).save(context)
+            try Article(id: 1, title: "One", text: "", author: nil, categories: []).save(context)
+            #expect(try Fixtures.count(store, "Product") == 1)
+            #expect(try Fixtures.count(store, "Article") == 1)
+            let products: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(products.map(\.name) == ["Pen"])
+        },
+        SuiteCase("toObjects makes one batched lookup and one object per element in order") { make in
+            let store = CountingStore(try make())
+            try (1...5).map { Product(id: Int32($0), name: "Old \($0)", price: 1) }
+                .saveAll(ManagedObjectContext(store: store))
+            store.reset()
+            let context = ManagedObjectContext(store: store)
+            var input = (1...10).map { Product(id: Int32($0), name: "New \($0)", price: Decimal($0)) }
+            input.append(Product(id: 3, name: "Last 3", price: 33))
+            let objects = try input.toObjects(context)
+            #expect(store.count("fetchValues") == 1)
+            #expect(store.count("fetch") == 0)
+            #expect(store.count("fetchIDs") == 0)
+            #expect(objects.count == input.count)
+            #expect(objects[2] === objects[10])
+            #expect(try objects.map { try $0.value(forKey: "id", as: Int32.self) } == input.map(\.id))
+            #expect(try objects[2].value(forKey: "name") == .string("Last 3"))
+            try context.save()
+            #expect(store.count("apply") == 1)
+            #expect(try Fixtures.count(store, "Product") == 10)
+            // Registered identifiers need no store call at all.
+            store.reset()
+            try input.toObjects(context)
+            #expect(store.count("fetchValues") == 0)
+        },
+        SuiteCase("toObjects batches nested unique structs per entity") { make in
+            let store = CountingStore(try make())
+            let context = ManagedObjectContext(store: store)
+            let categories = (1...3).map { Fixtures.category("C\($0)") }
+            let articles = (1...30).map {
+                Article(
+                    id: $0, title: "T", text: "", author: Author(id: "a\($0 % 4)", name: "A"),
+                    categories: [categories[Int($0) % 3]])
+            }
+            try articles.saveAll(context)
+            #expect(store.count("fetchValues") == 3)
+            #expect(try Fixtures.count(store, "Author") == 4)
+            #expect(try Fixtures.count(store, "Category") == 3)
+        },
+        SuiteCase("an insert of an existing identifier from a stale context upserts") { make in
+            let store = try make()
+            let early = ManagedObjectContext(store: store)
+            let object = try Author(id: "a1", name: "Early").toObject(early)
+            try Author(id: "a1", name: "Other").save(ManagedObjectContext(store: store))
+            try early.save()
+            #expect(try Fixtures.count(store, "Author") == 1)
+            let read: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.map(\.name) == ["Early"])
+            #expect(!object.objectID.isTemporary)
+        },
+        SuiteCase("unique delete removes the row, and a missing one throws") { make in
+            let store = try make()
+            let author = Author(id: "a1", name: "Ann")
+            try author.save(ManagedObjectContext(store: store))
+            try author.delete(ManagedObjectContext(store: store))
+            #expect(try Fixtures.count(store, "Author") == 0)
+            #expect(throws: CVManagedStructError.self) { try author.delete(ManagedObjectContext(store: store)) }
+        },
+        SuiteCase("identifierPredicate is typed") { _ in
+            let predicate = try Product(id: 7, name: "", price: 0).identifierPredicate()
+            #expect(predicate == .comparison(key: "id", .equal, .int32(7)))
+            #expect("x".predicate("id") == .comparison(key: "id", .equal, .string("x")))
+        },
+    ]
 }

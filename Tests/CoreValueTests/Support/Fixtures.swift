@@ -34,3 +34,8 @@ func isUnboxError(_ error: any Error, mentioning fragments: [String]) -> Bool {
     return error.domain == CVErrorDomain && error.code == CVErrorUnboxFailed
         && fragments.allSatisfy { error.localizedDescription.contains($0) }
 }
+
+/// Whether an error is a `CVManagedStructError` for which `match` holds.
+func isStructError(_ error: any Error, _ match: (CVManagedStructError) -> Bool) -> Bool {
+    (error as? CVManagedStructError).map(match) ?? false
+}

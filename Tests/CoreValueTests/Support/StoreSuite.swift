@@ -26,7 +26,7 @@ struct SuiteCase: Sendable, CustomTestStringConvertible {
 enum StoreSuite {
     static let all: [SuiteCase] =
         BoxingSuite.cases + PersistenceSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
-        + RelationshipSuite.cases
+        + RelationshipSuite.cases + RandomPredicateSuite.cases
 }
 
 /// A store that counts the calls made to another one: for asserting batching.
@@ -34,6 +34,7 @@ final class CountingStore: Store, @unchecked Sendable {
     let base: any Store
     private let lock = NSLockish()
     private var counts: [String: Int] = [:]
+    private var applied: [ChangeSet] = []
 
     init(_ base: any Store) { self.base = base }
 
@@ -61,8 +62,12 @@ final class CountingStore: Store, @unchecked Sendable {
         return try base.fetch(entityName: entityName, key: key, values: values)
     }
 
+    /// Every change set passed to `apply`, in order.
+    var changeSets: [ChangeSet] { lock.with { applied } }
+
     func apply(_ changes: ChangeSet) throws -> SaveResult {
         record("apply")
+        lock.with { applied.append(changes) }
         return try base.apply(changes)
     }
 }

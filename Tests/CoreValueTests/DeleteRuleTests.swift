@@ -1,0 +1,91 @@
+import CoreValue
+import Testing
+
+/// A model exercising every delete rule: a folder cascades to its notes, a locked folder denies, tags nullify.
+private func deleteRuleStore() throws -> MemoryStore {
+    let model = try ManagedObjectModel {
+        Entity("Folder") {
+            Attribute("name", .string)
+            Relationship("notes", to: "Note", .orderedToMany, inverse: "folder", deleteRule: .cascade)
+            Relationship("pins", to: "Pin", .unorderedToMany, inverse: "folder", deleteRule: .deny)
+        }
+        Entity("Note") {
+            Attribute("title", .string)
+            Relationship("folder", to: "Folder", inverse: "notes")
+            Relationship("tags", to: "Tag", .unorderedToMany, inverse: "notes")
+        }
+        Entity("Pin") {
+            Attribute("label", .string)
+            Relationship("folder", to: "Folder", inverse: "pins")
+        }
+        Entity("Tag") {
+            Attribute("name", .string)
+            Relationship("notes", to: "Note", .unorderedToMany, inverse: "tags")
+        }
+    }
+    return MemoryStore(model: model)
+}
+
+private func folder(_ context: ManagedObjectContext, notes: Int, tag: ManagedObject) throws -> ManagedObject {
+    let folder = try context.insert(entityName: "Folder")
+    try folder.setValue("F", forKey: "name")
+    var children: [ManagedObject] = []
+    for index in 0..<notes {
+        let note = try context.insert(entityName: "Note")
+        try note.setValue("N\(index)", forKey: "title")
+        try note.setObjects([tag], forKey: "tags")
+        children.append(note)
+    }
+    try folder.setObjects(children, forKey: "notes")
+    return folder
+}
+
+@Test func cascadeDeletesRelatedObjectsAndNullifiesTheRest() throws {
+    let store = try deleteRuleStore()
+    let context = ManagedObjectContext(store: store)
+    let tag = try context.insert(entityName: "Tag")
+    try tag.setValue("t", forKey: "name")
+    _ = try folder(context, notes: 3, tag: tag)
+    try context.save()
+    #expect(store.count(of: "Note") == 3)
+
+    let fresh = ManagedObjectContext(store: store)
+    let stored = try #require(try fresh.fetch(FetchRequest(entityName: "Folder")).first)
+    try fresh.delete(stored)
+    #expect(fresh.deletedObjects.count == 4)
+    let freshTag = try #require(try fresh.fetch(FetchRequest(entityName: "Tag")).first)
+    #expect(try freshTag.objects(forKey: "notes").isEmpty)
+    try fresh.save()
+    #expect(store.count(of: "Folder") == 0)
+    #expect(store.count(of: "Note") == 0)
+    #expect(store.count(of: "Tag") == 1)
+}
+
+@Test func denyRefusesTheDeleteAndChangesNothing() throws {
+    let store = try deleteRuleStore()
+    let context = ManagedObjectContext(store: store)
+    let tag = try context.insert(entityName: "Tag")
+    try tag.setValue("t", forKey: "name")
+    let folder = try folder(context, notes: 1, tag: tag)
+    let pin = try context.insert(entityName: "Pin")
+    try pin.setValue("p", forKey: "label")
+    try pin.setObject(folder, forKey: "folder")
+    try context.save()
+    #expect(throws: CVManagedStructError.self) { try context.delete(folder) }
+    #expect(!context.hasChanges)
+    try context.delete(pin)
+    try context.delete(folder)
+    try context.save()
+    #expect(store.count(of: "Folder") == 0)
+}
+
+@Test func deletingAnInsertedObjectForgetsIt() throws {
+    let store = try deleteRuleStore()
+    let context = ManagedObjectContext(store: store)
+    let tag = try context.insert(entityName: "Tag")
+    try tag.setValue("t", forKey: "name")
+    try context.delete(tag)
+    #expect(!context.hasChanges)
+    try context.save()
+    #expect(store.count(of: "Tag") == 0)
+}
