@@ -1,0 +1,59 @@
+import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+/// The store-generic behaviour suite of CoreValueTests (`BehaviourSuite/` and `BehaviourSupport/` are links to
+/// its `Suite/` and `Support/` folders), run against `PostgresStore`: one suite, two stores.
+///
+/// Each store the suite asks for lives in a fresh schema migrated to the example model; the schemas are
+/// dropped when the case ends.
+@Test(arguments: StoreSuite.all)
+func postgresStoreBehaviour(_ check: SuiteCase) throws {
+    try TestDatabase.withSchema("postgresStoreBehaviour(\(check.name))") { url, firstSchema in
+        let stores = StoreFactoryRecord(url: url, firstSchema: firstSchema)
+        defer { stores.closeAndDrop() }
+        try check.run { try stores.make() }
+    }
+}
+
+/// Makes the stores of one behaviour case and cleans up after them.
+private final class StoreFactoryRecord: @unchecked Sendable {
+    // The suite calls the factory on the test's own thread; the lock only guards against a case that
+    // makes stores from several threads.
+    private let lock = NSLock()
+    private let url: String
+    private let firstSchema: String
+    private var stores: [PostgresStore] = []
+    private var schemas: [String] = []
+
+    init(url: String, firstSchema: String) {
+        self.url = url
+        self.firstSchema = firstSchema
+    }
+
+    func make() throws -> PostgresStore {
+        let schema = lock.withLock { () -> String in
+            let schema = schemas.isEmpty ? firstSchema : "cvtest_" + UUID().uuidString.prefix(8).lowercased()
+            schemas.append(schema)
+            return schema
+        }
+        _ = try Migrator(url: url, schema: schema).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+        let store = try PostgresStore(url: url, model: ExampleModel.model, schema: schema, poolSize: 2)
+        lock.withLock { stores.append(store) }
+        return store
+    }
+
+    /// Closes every store and drops every schema but the first (which `withSchema` drops).
+    func closeAndDrop() {
+        let (stores, schemas) = lock.withLock { (self.stores, self.schemas.dropFirst()) }
+        stores.forEach { $0.close() }
+        guard !schemas.isEmpty, let connection = try? Connection(url) else { return }
+        defer { connection.close() }
+        for schema in schemas {
+            try? connection.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE")
+        }
+    }
+}
