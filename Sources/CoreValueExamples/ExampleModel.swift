@@ -6,21 +6,16 @@ import CoreValue
 ///
 /// `migrations/0001_example_model.sql` is this model's DDL (`corevalue schema` prints it).
 public enum ExampleModel {
-    /// The model. Building it cannot fail (it is validated by the tests); a failure would be a programming
-    /// error in this file, so it is reported through `Result` rather than a trap.
-    public static let model: ManagedObjectModel = {
-        // The declarations below are valid by construction and checked by ExampleModelTests; `try?` with a
-        // fallback keeps a trap off every path.
-        (try? ManagedObjectModel(entities)) ?? (try? ManagedObjectModel([])) ?? emptyModel
-    }()
+    /// The model, built once. It is valid by construction (ExampleModelTests builds it with ``make()``,
+    /// which throws on any mistake); were it not, this would be ``ManagedObjectModel/empty`` and every use
+    /// would throw an unknown-entity error rather than trap. Code that wants the validation error calls
+    /// ``make()``.
+    public static let model: ManagedObjectModel = (try? make()) ?? .empty
 
-    /// The validated model, or the validation error.
+    /// Builds and validates the model.
+    ///
+    /// - Throws: ``CVManagedStructError/invalidModel(entity:key:message:)`` if a declaration is wrong.
     public static func make() throws -> ManagedObjectModel { try ManagedObjectModel(entities) }
-
-    private static let emptyModel: ManagedObjectModel = {
-        // An empty model is always valid.
-        do { return try ManagedObjectModel([]) } catch { preconditionFailure("an empty model is valid") }
-    }()
 
     /// The entities of the example model.
     public static let entities: [Entity] = [

@@ -27,6 +27,14 @@ public struct ManagedObjectModel: Sendable, Hashable {
         key == "objectID" || key.hasPrefix("_")
     }
 
+    /// The model with no entities.
+    public static let empty = ManagedObjectModel(validEntities: [], index: [:])
+
+    private init(validEntities: [Entity], index: [String: Int]) {
+        self.entities = validEntities
+        self.index = index
+    }
+
     /// Creates and validates a model.
     ///
     /// - Throws: ``CVManagedStructError/invalidModel(entity:key:message:)`` naming the entity and key at fault.
@@ -78,8 +86,9 @@ public struct ManagedObjectModel: Sendable, Hashable {
     /// Where a relationship's links are stored.
     ///
     /// Each link is stored once: a to-many relationship owns a join table unless its inverse is a to-many
-    /// that sorts first (`Entity.key` order); a to-one relationship owns a foreign-key column unless its
-    /// inverse is a to-many (then it reads that join table) or a to-one that sorts first.
+    /// that is ordered while it is not, or that sorts first (`Entity.key` order) when both are unordered; a
+    /// to-one relationship owns a foreign-key column unless its inverse is a to-many (then it reads that
+    /// join table) or a to-one that sorts first.
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         guard let (inverseEntity, inverse) = inverse(of: relationship) else {
             return relationship.isToMany ? .joinTable : .foreignKey
@@ -91,7 +100,11 @@ public struct ManagedObjectModel: Sendable, Hashable {
         case (false, true):
             return .inverseJoinTable(entity: inverseEntity.name, relationship: inverse.name)
         case (true, true):
-            return selfSortsFirst ? .joinTable : .inverseJoinTable(entity: inverseEntity.name, relationship: inverse.name)
+            // The ordered side owns the join table (its position column lives there); between two unordered
+            // sides, the one that sorts first.
+            let selfOwns =
+                relationship.kind == inverse.kind ? selfSortsFirst : relationship.kind == .orderedToMany
+            return selfOwns ? .joinTable : .inverseJoinTable(entity: inverseEntity.name, relationship: inverse.name)
         case (false, false):
             return selfSortsFirst
                 ? .foreignKey : .inverseForeignKey(entity: inverseEntity.name, relationship: inverse.name)

@@ -21,18 +21,19 @@ enum DemoCommand: Command {
         try arguments.checkKnown(["url", "schema"])
         let url = try arguments.required("url")
         let schema = arguments.value("schema") ?? "corevalue_demo"
-        try emptyTables(url: url, schema: schema)
-        let store = try PostgresStore(url: url, model: ExampleModel.model, schema: schema)
+        let model = try ExampleModel.make()
+        try emptyTables(url: url, schema: schema, model: model)
+        let store = try PostgresStore(url: url, model: model, schema: schema)
         defer { store.close() }
         var demo = Demo(store: store)
         try demo.run()
     }
 
     /// Empties the example tables so every run starts from the same state.
-    private static func emptyTables(url: String, schema: String) throws {
+    private static func emptyTables(url: String, schema: String, model: ManagedObjectModel) throws {
         let connection = try Connection(url)
         defer { connection.close() }
-        let tables = SchemaMapping(model: ExampleModel.model).tables
+        let tables = SchemaMapping(model: model).tables
             .map { SQLIdentifier($0.name, schema: schema).quoted }
         try connection.execute("TRUNCATE \(tables.joined(separator: ", ")) RESTART IDENTITY CASCADE")
     }
@@ -99,10 +100,12 @@ private struct Demo {
     private func updateAndDelete(_ company: Company) throws {
         step("Update one employee, delete another")
         let context = ManagedObjectContext(store: store)
-        var first = company.employees[0]
+        guard var first = company.employees.first, var last = company.employees.last, company.employees.count > 1
+        else {
+            throw CVManagedStructError.structUpdateError(message: "\(company.name) lost its employees")
+        }
         first.position = "Staff"
         try first.save(context)
-        var last = company.employees[company.employees.count - 1]
         let deleted = try last.delete(context)
         print("  \(first.name) is now \(first.position ?? "-"); deleted \(last.name): \(deleted), objectID now \(last.objectID.map(String.init(describing:)) ?? "nil")")
         let loaded = try reload(company)
