@@ -29,19 +29,24 @@ final class Workload {
     }
 
     /// Times `body`, prints the operation's line, and records a failed check.
-    func measure(_ op: String, rows: Int, _ body: () throws -> Void, check: () throws -> String?) {
+    ///
+    /// `body` gets a ``Phases`` to mark where the struct work (boxing or unboxing) ends and the store work
+    /// starts, or the other way round; the split is printed as extra fields.
+    func measure(_ op: String, rows: Int, _ body: (inout Phases) throws -> Void, check: () throws -> String?) {
         let before = store.statistics
-        let start = ContinuousClock.now
+        var phases = Phases()
         do {
-            try body()
+            try body(&phases)
         } catch {
             failures.append("\(op): \(error)")
             log("\(op) failed: \(error)")
             return
         }
-        let elapsed = ContinuousClock.now - start
+        let elapsed = ContinuousClock.now - phases.start
         let stats = store.statistics.since(before)
-        printLine(op: op, rows: rows, elapsed: elapsed, extra: "statements=\(stats.statements)")
+        printLine(
+            op: op, rows: rows, elapsed: elapsed,
+            extra: "statements=\(stats.statements)" + phases.fields(total: elapsed))
         do {
             if let problem = try check() {
                 failures.append("\(op): \(problem)")
@@ -54,12 +59,12 @@ final class Workload {
 
     func run() throws {
         let employees = (1...n).map { BenchData.employee($0) }
-        measure("insert", rows: n, { try employees.saveAll(ManagedObjectContext(store: store)) }) {
+        measure("insert", rows: n, { phases in try saveAll(employees, &phases) }) {
             try expectCount(n)
         }
 
         let raised = (1...n).map { BenchData.employee($0, salaryDelta: 1000) }
-        measure("upsert", rows: n, { try raised.saveAll(ManagedObjectContext(store: store)) }) {
+        measure("upsert", rows: n, { phases in try saveAll(raised, &phases) }) {
             if let problem = try expectCount(n) { return problem }
             let expected = (1...n).reduce(Decimal(0)) { $0 + Decimal(BenchData.baseSalary($1) + 1000) }
             let sum = try admin.query("SELECT sum(salary)::numeric FROM \(table("Employee"))")
@@ -73,9 +78,8 @@ final class Workload {
         var fetched: [BenchEmployee] = []
         measure(
             "fetch_by_ids", rows: n,
-            {
-                fetched = try BenchEmployee.query(
-                    ManagedObjectContext(store: store), predicate: .isIn(key: "id", ids.map { .int64($0) }))
+            { phases in
+                fetched = try query(BenchEmployee.self, .isIn(key: "id", ids.map { .int64($0) }), [], &phases)
             }
         ) {
             let sum = fetched.reduce(Int64(0)) { $0 + $1.id }
@@ -91,10 +95,8 @@ final class Workload {
         ])
         measure(
             "query_predicate", rows: expectedIDs.count,
-            {
-                matched = try BenchEmployee.query(
-                    ManagedObjectContext(store: store), predicate: predicate,
-                    sortDescriptors: [CVSortDescriptor(key: "name")])
+            { phases in
+                matched = try query(BenchEmployee.self, predicate, [CVSortDescriptor(key: "name")], &phases)
             }
         ) {
             matched.map(\.id) == expectedIDs ? nil : "got \(matched.count) rows, not the expected id sequence"
@@ -110,24 +112,53 @@ final class Workload {
             context, predicate: .comparison(key: "id", .lessThanOrEqual, .int64(1000)),
             sortDescriptors: [CVSortDescriptor(key: "id")])
         var company = BenchCompany(name: "Acme", founded: BenchData.acmeFounded, employees: members)
-        measure("company_save", rows: members.count, { try company.save(context) }) {
+        measure("company_save", rows: members.count, { phases in try save(company, context, &phases) }) {
             try expectPositions(Array(1...Int64(members.count)))
         }
         company.employees.reverse()
-        measure("company_reorder", rows: members.count, { try company.save(context) }) {
+        measure("company_reorder", rows: members.count, { phases in try save(company, context, &phases) }) {
             try expectPositions(Array((1...Int64(members.count)).reversed()))
         }
         var loaded: [BenchCompany] = []
         measure(
             "company_fetch", rows: members.count,
-            {
-                loaded = try BenchCompany.query(
-                    ManagedObjectContext(store: store), predicate: .comparison(key: "name", .equal, .string("Acme")))
+            { phases in
+                loaded = try query(BenchCompany.self, .comparison(key: "name", .equal, .string("Acme")), [], &phases)
             }
         ) {
             let got = loaded.first?.employees.map(\.id) ?? []
             return got == Array((1...Int64(members.count)).reversed()) ? nil : "employees not in reversed order"
         }
+    }
+
+    /// `saveAll` for unique structs, as its two halves: `toObjects` (boxing) and one `save` (the store).
+    private func saveAll(_ structs: [BenchEmployee], _ phases: inout Phases) throws {
+        let context = ManagedObjectContext(store: store)
+        try structs.toObjects(context)
+        phases.mark("box")
+        try context.save()
+        phases.mark("store")
+    }
+
+    /// `save` for a unique struct, as its two halves: `toObject` (boxing) and `save` (the store).
+    private func save(_ company: BenchCompany, _ context: ManagedObjectContext, _ phases: inout Phases) throws {
+        try company.toObject(context)
+        phases.mark("box")
+        try context.save()
+        phases.mark("store")
+    }
+
+    /// `query`, as its two halves: the context's fetch (the store) and `fromObject` (unboxing).
+    private func query<T: BoxingStruct & UnboxingStruct>(
+        _ type: T.Type, _ predicate: CVPredicate, _ sort: [CVSortDescriptor], _ phases: inout Phases
+    ) throws -> [T] where T.StructureType == T {
+        let context = ManagedObjectContext(store: store)
+        let objects = try context.fetch(
+            FetchRequest(entityName: T.EntityName, predicate: predicate, sortDescriptors: sort))
+        phases.mark("fetch")
+        let structs = try objects.map { try T.fromObject($0) }
+        phases.mark("unbox")
+        return structs
     }
 
     func table(_ name: String) -> String {
@@ -151,12 +182,35 @@ final class Workload {
     }
 }
 
+/// Where an operation's time went: named phases in order, printed as `<name>_s=<seconds>` fields.
+struct Phases {
+    let start = ContinuousClock.now
+    private var last = ContinuousClock.now
+    private var marks: [(String, Duration)] = []
+
+    /// Ends the phase called `name` now.
+    mutating func mark(_ name: String) {
+        let now = ContinuousClock.now
+        marks.append((name, now - last))
+        last = now
+    }
+
+    /// The phases as extra output fields.
+    func fields(total: Duration) -> String {
+        marks.map { " \($0.0)_s=\(String(format: "%.6f", seconds($0.1)))" }.joined()
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
 /// Prints one operation line in WORKLOAD.md's format.
 func printLine(op: String, rows: Int, elapsed: Duration, extra: String) {
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let rate = seconds > 0 ? Double(rows) / seconds : 0
+    let total = seconds(elapsed)
+    let rate = total > 0 ? Double(rows) / total : 0
     emit(
-        "op=\(op) n=\(rows) seconds=\(String(format: "%.6f", seconds)) rows_per_s=\(String(format: "%.1f", rate))"
+        "op=\(op) n=\(rows) seconds=\(String(format: "%.6f", total)) rows_per_s=\(String(format: "%.1f", rate))"
             + (extra.isEmpty ? "" : " " + extra))
 }
 
