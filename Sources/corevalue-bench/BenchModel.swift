@@ -68,7 +68,8 @@ struct BenchCompany: CVManagedUniqueStruct {
     var employees: [BenchEmployee]
 
     static func fromObject(_ object: ManagedObject) throws -> BenchCompany {
-        BenchCompany(name: try object <| "name", founded: try object <| "founded", employees: try object <|| "employees")
+        BenchCompany(
+            name: try object <| "name", founded: try object <| "founded", employees: try object <|| "employees")
     }
 }
 

@@ -19,7 +19,8 @@ struct ConcurrentUpsert {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var children: [WorkerProcess] = []
         for w in 0..<Self.workers {
-            children.append(try WorkerProcess(executable: executable, arguments: ["--worker", workload.url, String(w)]))
+            children.append(
+                try WorkerProcess(executable: executable, arguments: ["--worker", workload.url, String(w)]))
         }
         defer { children.forEach { $0.finish() } }
         for child in children { try child.expect("ready") }
@@ -48,7 +49,8 @@ struct ConcurrentUpsert {
     /// The worker side: runs in its own process.
     static func worker(url: String, index: Int) -> Int32 {
         do {
-            let store = try PostgresStore(url: url, model: try BenchModel.make(), schema: BenchModel.schema, poolSize: 1)
+            let store = try PostgresStore(
+                url: url, model: try BenchModel.make(), schema: BenchModel.schema, poolSize: 1)
             let batches = (1...rounds).map { r in
                 (1...ids).map { BenchData.employee($0, salaryDelta: Double(100 * r + index)) }
             }

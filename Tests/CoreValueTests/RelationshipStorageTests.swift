@@ -14,7 +14,8 @@ import Testing
         let model = ExampleModel.model
         #expect(try storage(model, "Company", "employees") == .joinTable)
         #expect(
-            try storage(model, "Employee", "company") == .inverseJoinTable(entity: "Company", relationship: "employees"))
+            try storage(model, "Employee", "company") == .inverseJoinTable(entity: "Company", relationship: "employees")
+        )
     }
 
     @Test func aToOneWithoutInverseIsAForeignKey() throws {
@@ -52,6 +53,8 @@ import Testing
 
     @Test func theEmptyModelHasNoEntities() throws {
         #expect(ManagedObjectModel.empty.entities.isEmpty)
-        #expect(throws: CVManagedStructError.unknownEntity("Employee")) { try ManagedObjectModel.empty.entity("Employee") }
+        #expect(throws: CVManagedStructError.unknownEntity("Employee")) {
+            try ManagedObjectModel.empty.entity("Employee")
+        }
     }
 }

@@ -107,9 +107,13 @@ private struct Demo {
         first.position = "Staff"
         try first.save(context)
         let deleted = try last.delete(context)
-        print("  \(first.name) is now \(first.position ?? "-"); deleted \(last.name): \(deleted), objectID now \(last.objectID.map(String.init(describing:)) ?? "nil")")
+        print(
+            "  \(first.name) is now \(first.position ?? "-"); deleted \(last.name): \(deleted), objectID now \(last.objectID.map(String.init(describing:)) ?? "nil")"
+        )
         let loaded = try reload(company)
-        print("  \(loaded.name) has \(loaded.employees.count) employees: \(loaded.employees.map(\.name).joined(separator: ", "))\n")
+        print(
+            "  \(loaded.name) has \(loaded.employees.count) employees: \(loaded.employees.map(\.name).joined(separator: ", "))\n"
+        )
     }
 
     private func uniqueStructs() throws {
@@ -130,7 +134,9 @@ private struct Demo {
         let read: [Article] = try Article.query(
             ManagedObjectContext(store: store), predicate: .key("title").contains("join", caseInsensitive: true))
         for article in read {
-            print("  article \(article.id) '\(article.title)' by \(article.author?.name ?? "-") in \(article.categories.map(\.name))")
+            print(
+                "  article \(article.id) '\(article.title)' by \(article.author?.name ?? "-") in \(article.categories.map(\.name))"
+            )
         }
         print("")
     }
