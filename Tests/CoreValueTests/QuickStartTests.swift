@@ -1,5 +1,8 @@
 import CoreValue
+import Foundation
 import Testing
+
+// The quick start of README.md, line for line; `readmeQuickStartIsThisFile` keeps the two in step.
 
 struct Person: CVManagedPersistentStruct {
     static let EntityName = "Person"
@@ -26,4 +29,37 @@ struct Person: CVManagedPersistentStruct {
 
     let adults: [Person] = try Person.query(context, predicate: .key("age") >= 18)
     #expect(adults.map(\.name) == ["Alice"])
+    #expect(alice.objectID?.isTemporary == false)
+}
+
+/// Every line of README.md's quick-start block appears in this file, in the same order, so the README
+/// shows code that compiles and runs.
+@Test func readmeQuickStartIsThisFile() throws {
+    let thisFile = URL(fileURLWithPath: #filePath)
+    let readmeURL = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("README.md")
+    let readme = try String(contentsOf: readmeURL, encoding: .utf8)
+    let section = try #require(readme.range(of: "## Quick start"), "README.md has no '## Quick start' section")
+    let afterHeading = readme[section.upperBound...]
+    let open = try #require(afterHeading.range(of: "```swift\n"), "the quick start has no Swift block")
+    let close = try #require(afterHeading[open.upperBound...].range(of: "```"), "the Swift block is not closed")
+    let readmeLines = codeLines(afterHeading[open.upperBound..<close.lowerBound])
+    let testLines = codeLines(try String(contentsOf: thisFile, encoding: .utf8)[...])
+
+    var remaining = testLines[...]
+    var missing: [String] = []
+    for line in readmeLines {
+        if let found = remaining.firstIndex(of: line) {
+            remaining = remaining[(found + 1)...]
+        } else {
+            missing.append(line)
+        }
+    }
+    #expect(readmeLines.count >= 20, "the quick start shrank to \(readmeLines.count) lines")
+    #expect(missing.isEmpty, "README quick-start lines missing here (or out of order): \(missing)")
+}
+
+/// The non-blank lines of a text, trimmed.
+private func codeLines(_ text: Substring) -> [String] {
+    text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }

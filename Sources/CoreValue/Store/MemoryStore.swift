@@ -2,10 +2,13 @@ import Foundation
 
 /// A ``Store`` that keeps every row in memory: for tests, previews and small tools.
 ///
-/// It answers each call exactly as `PostgresStore` does: the same validation errors before any work, the
-/// same version checks (``CVManagedStructError/conflict(entity:message:)``), unique upserts, sort order
-/// (PostgreSQL's defaults: nulls last ascending, strings by code point, ties by primary key) and
-/// all-or-nothing saves. It is thread-safe: every call holds one lock.
+/// It answers each call as `PostgresStore` does: the same validation errors before any work, the same
+/// version checks (``CVManagedStructError/conflict(entity:message:)``), unique upserts, sort order
+/// (PostgreSQL's defaults: nulls last ascending, ties by primary key; strings by code point, as PostgreSQL
+/// sorts them under the `C` collation) and all-or-nothing saves. One difference: a duplicate unique value
+/// or a link to a missing row throws ``CVManagedStructError/constraintViolation(entity:key:message:)`` here,
+/// where `PostgresStore` throws the server's error (SQLSTATE 23505, 23503). It is thread-safe: every call
+/// holds one lock.
 ///
 /// ```swift
 /// let store = MemoryStore(model: model)

@@ -2,7 +2,7 @@ import CoreValue
 import Foundation
 import LibPQ
 
-/// A ``Store`` that keeps a model's objects in PostgreSQL.
+/// A `Store` (from `CoreValue`) that keeps a model's objects in PostgreSQL.
 ///
 /// ```swift
 /// let store = try PostgresStore(url: "postgresql://localhost/app", model: model, schema: "app")
