@@ -51,19 +51,33 @@ db-up:
 db-down:
 	@scripts/db-down.sh
 
-migrate status schema: deps
+migrate status: deps
 	$(SWIFT) build --product corevalue
 	@url="$${DATABASE_URL:-}"; \
 	if [[ -z "$$url" ]]; then url=$$(scripts/db-up.sh) || exit 1; fi; \
 	"$$($(SWIFT) build --show-bin-path)/corevalue" $@ --url "$$url"
 
+# The DDL of the example model (what migrations/0001_example_model.sql holds).
+schema: deps
+	$(SWIFT) build --product corevalue
+	@"$$($(SWIFT) build --show-bin-path)/corevalue" schema
+
 format:
 	$(SWIFT) format --in-place --recursive --configuration .swift-format Sources Tests Package.swift
 
-docs:
-	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target CoreValue \
-		--output-path .build/docs 2>/dev/null || \
-	docc convert Sources/CoreValue/CoreValue.docc --output-path .build/docs
+# DocC sites for CoreValue and CoreValuePostgres in .build/docs/<Module>, from the public symbol graphs.
+docs: deps
+	$(SWIFT) package dump-symbol-graph --minimum-access-level public >/dev/null
+	@set -e; for module in CoreValue CoreValuePostgres; do \
+		rm -rf .build/sg/$$module && mkdir -p .build/sg/$$module; \
+		cp .build/*/symbolgraph/$$module.symbols.json .build/sg/$$module/; \
+		cp .build/*/symbolgraph/$$module@*.symbols.json .build/sg/$$module/ 2>/dev/null || true; \
+		mkdir -p .build/docs/$$module; \
+		docc convert Sources/$$module/$$module.docc --additional-symbol-graph-dir .build/sg/$$module \
+			--fallback-display-name $$module --fallback-bundle-identifier org.corevalue.$$module \
+			--output-path .build/docs/$$module; \
+	done
+	@echo "docs: .build/docs/CoreValue and .build/docs/CoreValuePostgres"
 
 clean:
 	$(SWIFT) package clean
