@@ -38,6 +38,57 @@ import Testing
         }
     }
 
+    @Test func canonicallyEquivalentButDistinctIdentifiersGetTwoRows() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            // Swift's == says these are equal; PostgreSQL's text (and its UNIQUE constraint) does not.
+            let batch = [Self.author("\u{E9}", "precomposed"), Self.author("e\u{301}", "decomposed")]
+            let result = try store.apply(ChangeSet(inserts: batch))
+            let first = try #require(result.permanentIDs[batch[0].id])
+            let second = try #require(result.permanentIDs[batch[1].id])
+            #expect(first != second)
+            let rows = try store.fetch(FetchRequest(entityName: "Author"))
+            #expect(rows.count == 2)
+            let names = Dictionary(
+                uniqueKeysWithValues: rows.map { ($0.id, $0.attributes["name"]) })
+            #expect(names[first] == .string("precomposed"))
+            #expect(names[second] == .string("decomposed"))
+        }
+    }
+
+    @Test func aBatchUpsertLeavesColumnsARowDidNotSet() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel {
+                Entity("Item") {
+                    Attribute("id", .string, unique: true)
+                    Attribute("name", .string)
+                    Attribute("note", .string, optional: true)
+                    Attribute("size", .int32, defaultValue: .int32(5))
+                }
+            }
+            try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
+            try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
+            let store = try PostgresStore(url: url, model: model, schema: schema)
+            defer { store.close() }
+            func item(_ id: String, _ attributes: [String: AttributeValue]) -> ObjectChange {
+                ObjectChange(
+                    id: .temporary("Item"), attributes: attributes.merging(["id": .string(id)]) { $1 },
+                    upsertKey: "id")
+            }
+            _ = try store.apply(
+                ChangeSet(inserts: [item("a", ["name": .string("a1"), "note": .string("keep"), "size": .int32(9)])]))
+            // "b" sets note and size; "a" does not, so its stored note and size must survive.
+            _ = try store.apply(
+                ChangeSet(inserts: [
+                    item("a", ["name": .string("a2")]),
+                    item("b", ["name": .string("b1"), "note": .string("n"), "size": .int32(1)]),
+                ]))
+            let rows = try store.fetch(FetchRequest(entityName: "Item", sortDescriptors: [CVSortDescriptor(key: "id")]))
+            #expect(rows.map { $0.attributes["name"] } == [.string("a2"), .string("b1")])
+            #expect(rows.map { $0.attributes["note"] } == [.string("keep"), .string("n")])
+            #expect(rows.map { $0.attributes["size"] } == [.int32(9), .int32(1)])
+        }
+    }
+
     @Test func concurrentUpsertsFromManyThreadsLeaveOneRowPerIdentifier() throws {
         try TestDatabase.withExampleStore(poolSize: 4) { store, _, _ in
             let errors = ErrorBox()

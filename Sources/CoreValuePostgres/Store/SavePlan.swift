@@ -81,7 +81,14 @@ struct SavePlan {
                 }
                 upsertKey = attribute
             }
-            let groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
+            var groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
+            if upsertKey != nil {
+                // An upsert's DO UPDATE overwrites every column of the statement, so rows that set different
+                // columns go to different statements: a column one row leaves out must not be filled with a
+                // default or NULL and then overwrite the existing row's value.
+                let columns = row.attributes.keys.sorted() + ["\u{1}"] + row.toOne.keys.sorted()
+                groupKey += "\u{0}" + columns.joined(separator: "\u{0}")
+            }
             if let position = index[groupKey] {
                 groups[position].rows.append(row)
             } else {
