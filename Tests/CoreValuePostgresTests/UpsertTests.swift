@@ -1,4 +1,5 @@
 import CoreValue
+import CoreValueExamples
 import CoreValuePostgres
 import Foundation
 import Testing
@@ -53,6 +54,30 @@ import Testing
             #expect(names[first] == .string("precomposed"))
             #expect(names[second] == .string("decomposed"))
         }
+    }
+
+    @Test func saveAllKeepsCanonicallyEquivalentIdentifiersApartInTheContext() throws {
+        try TestDatabase.withExampleStore { store, _, _ in try Self.saveEquivalentIdentifiers(store) }
+    }
+
+    @Test func memoryStoreKeepsCanonicallyEquivalentIdentifiersApart() throws {
+        try Self.saveEquivalentIdentifiers(MemoryStore(model: try ExampleModel.make()))
+    }
+
+    /// Saves authors "\u{E9}" and "e\u{301}" (equal to Swift's ==, distinct bytes) and expects two rows.
+    static func saveEquivalentIdentifiers(_ store: any Store) throws {
+        let context = ManagedObjectContext(store: store)
+        let authors = [Author(id: "\u{E9}", name: "precomposed"), Author(id: "e\u{301}", name: "decomposed")]
+        try authors.saveAll(context)
+        #expect(try store.fetch(FetchRequest(entityName: "Author")).count == 2)
+        // A second batch in the same context finds each registered object, not the other one.
+        let renamed = [Author(id: "e\u{301}", name: "d2"), Author(id: "\u{E9}", name: "p2")]
+        let objects = try renamed.toObjects(context)
+        #expect(objects.count == 2 && objects[0] !== objects[1])
+        try context.save()
+        let fetched: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+        let byBytes = Dictionary(uniqueKeysWithValues: fetched.map { (Array($0.id.utf8), $0.name) })
+        #expect(byBytes == [Array("\u{E9}".utf8): "p2", Array("e\u{301}".utf8): "d2"])
     }
 
     @Test func aBatchUpsertLeavesColumnsARowDidNotSet() throws {
