@@ -38,9 +38,10 @@ public final class PostgresStore: Store {
     ///   - verifySchema: Whether to compare the database with the model now.
     ///   - checkoutTimeout: How long a call waits for a free pooled connection before it throws
     ///     ``PostgresStoreError/Code/poolTimeout``.
-    /// - Throws: ``PostgresStoreError/Code/schemaMismatch`` listing every difference; the driver's connection
-    ///   errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool size below 1 or a timeout that is
-    ///   not positive.
+    /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
+    ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
+    ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
+    ///   size below 1 or a timeout that is not positive.
     public init(
         configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
         maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30)
@@ -49,6 +50,7 @@ public final class PostgresStore: Store {
         self.schema = schema
         self.maxAttempts = max(1, maxAttempts)
         self.mapping = SchemaMapping(model: model)
+        try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: schema)
         self.writeStatements = WriteStatements(schema: schema)
         self.pool = try ConnectionPool(
