@@ -86,3 +86,21 @@ import Testing
         #expect(statements.insert(into: "Car", columns: [many], rowCount: 100_000).binds.count == 1)
     }
 }
+
+@Suite struct SavePlanTests {
+    @Test func aLaterListOfTheSameOwnerReplacesTheEarlierOne() throws {
+        let mapping = SchemaMapping(model: try ExampleModel.make())
+        let (a, b) = (ManagedObjectID.permanent("Company", 1), ManagedObjectID.permanent("Company", 2))
+        let employees = (1...3).map { ManagedObjectID.permanent("Employee", Int64($0)) }
+        let plan = try SavePlan(
+            mapping: mapping,
+            changes: ChangeSet(relationships: [
+                RelationshipChange(owner: a, relationship: "employees", members: [employees[0]]),
+                RelationshipChange(owner: b, relationship: "employees", members: [employees[1]]),
+                RelationshipChange(owner: a, relationship: "employees", members: [employees[2]]),
+            ]))
+        let changes = try #require(plan.links.first?.changes)
+        #expect(changes.map(\.owner) == [a, b])
+        #expect(changes.map(\.members) == [[employees[2]], [employees[1]]])
+    }
+}
