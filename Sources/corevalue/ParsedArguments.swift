@@ -1,3 +1,5 @@
+import Foundation
+
 /// A command-line mistake: unknown option, missing value. Exits with status 2 and the command's usage.
 struct UsageError: Error {
     var message: String
@@ -52,6 +54,16 @@ struct ParsedArguments {
     func required(_ name: String) throws -> String {
         guard let value = options[name], !value.isEmpty else { throw UsageError(message: "missing --\(name)") }
         return value
+    }
+
+    /// The database URL: `--url`, else the `DATABASE_URL` environment variable (which, unlike an argument,
+    /// does not show in `ps`).
+    ///
+    /// - Throws: ``UsageError`` when neither is set.
+    func databaseURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let value = options["url"], !value.isEmpty { return value }
+        if let value = environment["DATABASE_URL"], !value.isEmpty { return value }
+        throw UsageError(message: "missing --url (or set DATABASE_URL)")
     }
 
     /// Throws for options the command does not know.

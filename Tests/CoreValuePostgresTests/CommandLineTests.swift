@@ -33,10 +33,14 @@ import Testing
         throw PostgresStoreError(.invalidConfiguration, "\(name) binary not found; run swift build first")
     }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    /// Starts the tool with the test's environment, without `DATABASE_URL` unless `databaseURL` is given.
+    static func start(_ arguments: [String], databaseURL: String? = nil) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        process.environment = environment
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -55,7 +59,9 @@ import Testing
             error: String(decoding: err, as: UTF8.self))
     }
 
-    static func run(_ arguments: [String]) throws -> Run { finish(try start(arguments)) }
+    static func run(_ arguments: [String], databaseURL: String? = nil) throws -> Run {
+        finish(try start(arguments, databaseURL: databaseURL))
+    }
 
     @Test func schemaPrintsTheFirstMigration() throws {
         let run = try Self.run(["schema"])
@@ -85,6 +91,19 @@ import Testing
         #expect(unreachable.status == 1)
         #expect(!unreachable.error.isEmpty)
         #expect(!unreachable.error.contains("secret"))
+    }
+
+    @Test func theURLCanComeFromTheEnvironmentInsteadOfTheCommandLine() throws {
+        try TestDatabase.withSchema { url, schema in
+            let arguments = ["--schema", schema, "--migrations", TestDatabase.migrationsDirectory.path]
+            let migrate = try Self.run(["migrate"] + arguments, databaseURL: url)
+            #expect(migrate.status == 0, "\(migrate.error)")
+            #expect(migrate.output.contains("Applied 0001_example_model.sql"))
+            let status = try Self.run(["status"] + arguments, databaseURL: url)
+            #expect(status.output == "applied     0001_example_model\n")
+            #expect(try Self.run(["migrate", "--help"]).output.contains("DATABASE_URL"))
+            #expect(try Self.run(["status", "--help"]).output.contains("DATABASE_URL"))
+        }
     }
 
     @Test func fourProcessesMigrateAtOnceAndExactlyOneApplies() throws {

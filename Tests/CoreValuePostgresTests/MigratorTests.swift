@@ -5,6 +5,8 @@ import Foundation
 import LibPQ
 import Testing
 
+@testable import CoreValuePostgres
+
 @Suite struct MigratorTests {
     /// A temporary directory with migration files, removed afterwards.
     static func withDirectory(_ files: [String: String], _ body: (URL) throws -> Void) throws {
@@ -65,6 +67,43 @@ import Testing
                     "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'bad'",
                     [try PostgresValue(schema)])
                 #expect(try result.decode(Int64.self, row: 0, column: 0) == 0)
+            }
+        }
+    }
+
+    @Test func aPendingFileOlderThanAnAppliedOneIsRefused() throws {
+        try TestDatabase.withSchema { url, schema in
+            try Self.withDirectory(["0002_second.sql": "CREATE TABLE two (id bigint);"]) { directory in
+                let migrator = try Migrator(url: url, schema: schema)
+                #expect(try migrator.migrate(try Migration.load(from: directory)).count == 1)
+                try "CREATE TABLE one (id bigint);".write(
+                    to: directory.appendingPathComponent("0001_first.sql"), atomically: true, encoding: .utf8)
+                #expect {
+                    try migrator.migrate(try Migration.load(from: directory))
+                } throws: { error in
+                    guard let error = error as? PostgresStoreError else { return false }
+                    return error.code == .migrationOutOfOrder && error.message.contains("0001_first.sql")
+                }
+                #expect(try migrator.status(try Migration.load(from: directory)).map(\.state) == [.pending, .applied])
+            }
+        }
+    }
+
+    @Test func migrationsHoldNoSessionLockSoTheyWorkBehindATransactionPooler() throws {
+        try TestDatabase.withSchema { url, schema in
+            let migrator = try Migrator(url: url, schema: schema)
+            // pg_advisory_unlock releases only a session-level lock: false when the migrator holds the
+            // transaction-scoped one (a session lock would outlive the transaction on a pooled connection).
+            let probe = "CREATE TABLE probe AS SELECT pg_advisory_unlock(\(migrator.lockKey)) AS released, "
+                + "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS held;"
+            try Self.withDirectory(["0001_probe.sql": probe]) { directory in
+                #expect(try migrator.migrate(try Migration.load(from: directory)).count == 1)
+                let connection = try Connection(url)
+                defer { connection.close() }
+                let result = try connection.query(
+                    "SELECT released, held FROM \(SQLIdentifier.quote(schema)).probe")
+                #expect(try result.decode(Bool.self, row: 0, column: 0) == false)
+                #expect(try result.decode(Int64.self, row: 0, column: 1) == 1)
             }
         }
     }

@@ -50,9 +50,9 @@ import Testing
                     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
                 );
 
-                ALTER TABLE "s"."Team" ADD FOREIGN KEY ("captain") REFERENCES "s"."Player" ("_pk") ON DELETE RESTRICT;
+                ALTER TABLE "s"."Team" ADD FOREIGN KEY ("captain") REFERENCES "s"."Player" ("_pk") ON DELETE SET NULL;
 
-                ALTER TABLE "s"."Player" ADD FOREIGN KEY ("mentor") REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE;
+                ALTER TABLE "s"."Player" ADD FOREIGN KEY ("mentor") REFERENCES "s"."Player" ("_pk") ON DELETE SET NULL;
 
                 CREATE INDEX ON "s"."Team" ("captain");
 

@@ -1,4 +1,5 @@
 import CoreValue
+import CoreValueExamples
 import CoreValuePostgres
 import Foundation
 import Testing
@@ -35,6 +36,81 @@ import Testing
             #expect(rows.map { $0.attributes["name"] } == [.string("x2"), .string("y1")])
             // The first occurrence keeps its position: "x" was inserted first.
             #expect(rows[0].id.primaryKey ?? 0 < rows[1].id.primaryKey ?? 0)
+        }
+    }
+
+    @Test func canonicallyEquivalentButDistinctIdentifiersGetTwoRows() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            // Swift's == says these are equal; PostgreSQL's text (and its UNIQUE constraint) does not.
+            let batch = [Self.author("\u{E9}", "precomposed"), Self.author("e\u{301}", "decomposed")]
+            let result = try store.apply(ChangeSet(inserts: batch))
+            let first = try #require(result.permanentIDs[batch[0].id])
+            let second = try #require(result.permanentIDs[batch[1].id])
+            #expect(first != second)
+            let rows = try store.fetch(FetchRequest(entityName: "Author"))
+            #expect(rows.count == 2)
+            let names = Dictionary(
+                uniqueKeysWithValues: rows.map { ($0.id, $0.attributes["name"]) })
+            #expect(names[first] == .string("precomposed"))
+            #expect(names[second] == .string("decomposed"))
+        }
+    }
+
+    @Test func saveAllKeepsCanonicallyEquivalentIdentifiersApartInTheContext() throws {
+        try TestDatabase.withExampleStore { store, _, _ in try Self.saveEquivalentIdentifiers(store) }
+    }
+
+    @Test func memoryStoreKeepsCanonicallyEquivalentIdentifiersApart() throws {
+        try Self.saveEquivalentIdentifiers(MemoryStore(model: try ExampleModel.make()))
+    }
+
+    /// Saves authors "\u{E9}" and "e\u{301}" (equal to Swift's ==, distinct bytes) and expects two rows.
+    static func saveEquivalentIdentifiers(_ store: any Store) throws {
+        let context = ManagedObjectContext(store: store)
+        let authors = [Author(id: "\u{E9}", name: "precomposed"), Author(id: "e\u{301}", name: "decomposed")]
+        try authors.saveAll(context)
+        #expect(try store.fetch(FetchRequest(entityName: "Author")).count == 2)
+        // A second batch in the same context finds each registered object, not the other one.
+        let renamed = [Author(id: "e\u{301}", name: "d2"), Author(id: "\u{E9}", name: "p2")]
+        let objects = try renamed.toObjects(context)
+        #expect(objects.count == 2 && objects[0] !== objects[1])
+        try context.save()
+        let fetched: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+        let byBytes = Dictionary(uniqueKeysWithValues: fetched.map { (Array($0.id.utf8), $0.name) })
+        #expect(byBytes == [Array("\u{E9}".utf8): "p2", Array("e\u{301}".utf8): "d2"])
+    }
+
+    @Test func aBatchUpsertLeavesColumnsARowDidNotSet() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel {
+                Entity("Item") {
+                    Attribute("id", .string, unique: true)
+                    Attribute("name", .string)
+                    Attribute("note", .string, optional: true)
+                    Attribute("size", .int32, defaultValue: .int32(5))
+                }
+            }
+            try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
+            try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
+            let store = try PostgresStore(url: url, model: model, schema: schema)
+            defer { store.close() }
+            func item(_ id: String, _ attributes: [String: AttributeValue]) -> ObjectChange {
+                ObjectChange(
+                    id: .temporary("Item"), attributes: attributes.merging(["id": .string(id)]) { $1 },
+                    upsertKey: "id")
+            }
+            _ = try store.apply(
+                ChangeSet(inserts: [item("a", ["name": .string("a1"), "note": .string("keep"), "size": .int32(9)])]))
+            // "b" sets note and size; "a" does not, so its stored note and size must survive.
+            _ = try store.apply(
+                ChangeSet(inserts: [
+                    item("a", ["name": .string("a2")]),
+                    item("b", ["name": .string("b1"), "note": .string("n"), "size": .int32(1)]),
+                ]))
+            let rows = try store.fetch(FetchRequest(entityName: "Item", sortDescriptors: [CVSortDescriptor(key: "id")]))
+            #expect(rows.map { $0.attributes["name"] } == [.string("a2"), .string("b1")])
+            #expect(rows.map { $0.attributes["note"] } == [.string("keep"), .string("n")])
+            #expect(rows.map { $0.attributes["size"] } == [.int32(9), .int32(1)])
         }
     }
 

@@ -1,4 +1,5 @@
 import CoreValue
+import CoreValueExamples
 import Testing
 
 @testable import CoreValuePostgres
@@ -26,7 +27,7 @@ import Testing
         let sql = statements.upsert(into: "Author", key: "id", columns: [id, name])
         #expect(
             sql.text
-                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."_i" "#
+                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."id", u."_i" "#
                 + #"ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "_version" = t."_version" + 1 RETURNING t."_pk", t."_version", t."id""#
         )
         #expect(sql.binds.count == 2)
@@ -38,8 +39,8 @@ import Testing
         let sql = statements.update(table: "Car", keys: [1, 2], versions: [3, nil], columns: [name, partial])
         #expect(
             sql.text
-                == #"UPDATE "s"."Car" AS t SET "name" = u."name", "nickname" = CASE WHEN u."_set_nickname" THEN u."nickname" ELSE t."nickname" END, "_version" = t."_version" + 1 "#
-                + #"FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::boolean[]) AS u("_pk", "_version", "name", "nickname", "_set_nickname") "#
+                == #"UPDATE "s"."Car" AS t SET "name" = u."name", "nickname" = CASE WHEN u."_s1" THEN u."nickname" ELSE t."nickname" END, "_version" = t."_version" + 1 "#
+                + #"FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::boolean[]) AS u("_pk", "_version", "name", "nickname", "_s1") "#
                 + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") RETURNING t."_pk", t."_version""#
         )
         #expect(
@@ -83,5 +84,23 @@ import Testing
     @Test func bindCountDoesNotGrowWithRows() {
         let many = ColumnValues(name: "name", type: .string, values: Array(repeating: .string("x"), count: 100_000))
         #expect(statements.insert(into: "Car", columns: [many], rowCount: 100_000).binds.count == 1)
+    }
+}
+
+@Suite struct SavePlanTests {
+    @Test func aLaterListOfTheSameOwnerReplacesTheEarlierOne() throws {
+        let mapping = SchemaMapping(model: try ExampleModel.make())
+        let (a, b) = (ManagedObjectID.permanent("Company", 1), ManagedObjectID.permanent("Company", 2))
+        let employees = (1...3).map { ManagedObjectID.permanent("Employee", Int64($0)) }
+        let plan = try SavePlan(
+            mapping: mapping,
+            changes: ChangeSet(relationships: [
+                RelationshipChange(owner: a, relationship: "employees", members: [employees[0]]),
+                RelationshipChange(owner: b, relationship: "employees", members: [employees[1]]),
+                RelationshipChange(owner: a, relationship: "employees", members: [employees[2]]),
+            ]))
+        let changes = try #require(plan.links.first?.changes)
+        #expect(changes.map(\.owner) == [a, b])
+        #expect(changes.map(\.members) == [[employees[2]], [employees[1]]])
     }
 }

@@ -197,15 +197,17 @@ public final class ManagedObjectContext {
 }
 
 /// A unique attribute value of an entity: the key of a context's unique index.
+///
+/// Strings compare by their exact bytes, as the database's UNIQUE constraint does (``ExactValue``).
 struct UniqueValue: Hashable {
     let entity: String
     let key: String
-    let value: AttributeValue
+    let value: ExactValue
 
     init(_ entity: String, _ key: String, _ value: AttributeValue) {
         self.entity = entity
         self.key = key
-        self.value = value
+        self.value = ExactValue(value)
     }
 }
 

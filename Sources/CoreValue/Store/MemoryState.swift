@@ -15,7 +15,7 @@ struct MemoryState {
     /// The last primary key handed out per entity (an identity column never reuses keys).
     private(set) var lastKey: [String: Int64] = [:]
     /// Unique attribute values by "Entity.attribute", then value: the owning row.
-    private(set) var unique: [String: [AttributeValue: Int64]] = [:]
+    private(set) var unique: [String: [ExactValue: Int64]] = [:]
 
     private enum Undo {
         case row(String, Int64, MemoryRow?)
@@ -36,7 +36,7 @@ struct MemoryState {
             case .row(let entity, let key, let row): tables[entity, default: [:]][key] = row
             case .join(let name, let owner, let members): joins[name, default: [:]][owner] = members
             case .lastKey(let entity, let key): lastKey[entity] = key
-            case .unique(let name, let value, let key): unique[name, default: [:]][value] = key
+            case .unique(let name, let value, let key): unique[name, default: [:]][ExactValue(value)] = key
             }
         }
         log.removeAll()
@@ -73,11 +73,11 @@ struct MemoryState {
     }
 
     /// The row holding a unique value.
-    func uniqueOwner(_ index: String, _ value: AttributeValue) -> Int64? { unique[index]?[value] }
+    func uniqueOwner(_ index: String, _ value: AttributeValue) -> Int64? { unique[index]?[ExactValue(value)] }
 
     /// Records or clears the row holding a unique value.
     mutating func setUniqueOwner(_ index: String, _ value: AttributeValue, _ key: Int64?) {
-        log.append(.unique(index, value, unique[index]?[value]))
-        unique[index, default: [:]][value] = key
+        log.append(.unique(index, value, unique[index]?[ExactValue(value)]))
+        unique[index, default: [:]][ExactValue(value)] = key
     }
 }

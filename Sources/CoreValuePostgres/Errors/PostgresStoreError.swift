@@ -9,7 +9,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
-            case poolClosed, unexpectedResult
+            case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -26,6 +26,13 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The connection pool was closed.
         public static let poolClosed = Code(.poolClosed)
+        /// No pooled connection became free within the store's checkout timeout.
+        public static let poolTimeout = Code(.poolTimeout)
+        /// The model cannot be mapped to PostgreSQL, e.g. a table, column or join-table name longer than 63
+        /// bytes (PostgreSQL would silently truncate it) or two tables with the same name.
+        public static let invalidModel = Code(.invalidModel)
+        /// A pending migration file has a version older than one already applied.
+        public static let migrationOutOfOrder = Code(.migrationOutOfOrder)
         /// The server returned something the store did not expect.
         public static let unexpectedResult = Code(.unexpectedResult)
 

@@ -9,10 +9,12 @@ import LibPQ
 /// let applied = try migrator.migrate(try Migration.load(from: URL(fileURLWithPath: "migrations")))
 /// ```
 ///
-/// Many processes may migrate at once: each takes a session advisory lock (keyed by the schema) on a
-/// dedicated connection, so exactly one applies the pending files while the others wait and then find
-/// nothing to do. Each file runs in its own transaction (with the schema as `search_path`) and is recorded
-/// with its SHA-256 in `_corevalue_migrations`. An applied file whose contents changed is an error.
+/// Many processes may migrate at once: each file runs in its own transaction, which first takes a
+/// transaction-scoped advisory lock (keyed by the schema) and re-reads the history, so each file is applied
+/// exactly once while the others wait and then find it done. No session state is kept, so this works behind
+/// pgbouncer in transaction mode. Each file runs with the schema as `search_path` and is recorded with its
+/// SHA-256 in `_corevalue_migrations`. An applied file whose contents changed is an error, and so is a
+/// pending file whose version is older than an applied one.
 public struct Migrator: Sendable {
     /// The name of the table that records applied migrations.
     public static let historyTable = "_corevalue_migrations"
@@ -36,35 +38,57 @@ public struct Migrator: Sendable {
 
     /// Applies the pending migrations and returns them (empty when there was nothing to do).
     ///
-    /// - Throws: ``PostgresStoreError/Code/migrationChanged`` naming an applied file whose checksum changed
-    ///   (nothing is applied then); `DatabaseError` from a failing file (that file is rolled back, the files
-    ///   before it stay applied); connection errors.
+    /// - Throws: ``PostgresStoreError/Code/migrationChanged`` naming an applied file whose checksum changed,
+    ///   ``PostgresStoreError/Code/migrationOutOfOrder`` naming a pending file older than an applied one
+    ///   (either way that file and the ones after it are not applied); `DatabaseError` from a failing file
+    ///   (that file is rolled back, the files before it stay applied); connection errors.
     public func migrate(_ migrations: [Migration]) throws -> [Migration] {
         let connection = try Connection(configuration)
         defer { connection.close() }
-        let lock: SQL = "SELECT pg_advisory_lock(\(bind: .int64(lockKey)))"
-        try connection.query(lock.text, try lock.binds.map(BindEncoding.postgresValue))
-        if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLIdentifier.quote(schema))") }
-        try connection.execute(
-            "CREATE TABLE IF NOT EXISTS \(history.quoted) (version bigint PRIMARY KEY, name text NOT NULL, "
-                + "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        let applied = try appliedMigrations(connection)
-        try checkChecksums(migrations, applied: applied)
-        var done: [Migration] = []
-        for migration in migrations where applied[migration.version] == nil {
-            try connection.withTransaction { connection in
-                if let schema { try connection.execute("SET LOCAL search_path TO \(SQLIdentifier.quote(schema))") }
-                try connection.execute(migration.sql)
-                let record: SQL =
-                    "INSERT INTO \(history) (version, name, checksum) VALUES (\(bind: .int64(migration.version)), "
-                    + "\(bind: .text(migration.name)), \(bind: .text(migration.checksum)))"
-                try connection.query(record.text, try record.binds.map(BindEncoding.postgresValue))
-            }
-            done.append(migration)
+        let ordered = migrations.sorted { $0.version < $1.version }
+        try connection.withTransaction { connection in
+            try lock(connection)
+            if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLIdentifier.quote(schema))") }
+            try connection.execute(
+                "CREATE TABLE IF NOT EXISTS \(history.quoted) (version bigint PRIMARY KEY, name text NOT NULL, "
+                    + "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
         }
-        let unlock: SQL = "SELECT pg_advisory_unlock(\(bind: .int64(lockKey)))"
-        try connection.query(unlock.text, try unlock.binds.map(BindEncoding.postgresValue))
+        var done: [Migration] = []
+        while let migration = try applyNext(ordered, on: connection) { done.append(migration) }
         return done
+    }
+
+    /// In one transaction, under the transaction's advisory lock: re-reads the history (another process may
+    /// have applied files meanwhile), checks it, and applies the first pending file. Returns `nil` when none
+    /// is pending.
+    private func applyNext(_ ordered: [Migration], on connection: Connection) throws -> Migration? {
+        try connection.withTransaction { connection -> Migration? in
+            try lock(connection)
+            let applied = try appliedMigrations(connection)
+            try checkChecksums(ordered, applied: applied)
+            guard let migration = ordered.first(where: { applied[$0.version] == nil }) else { return nil }
+            if let newest = applied.keys.max(), migration.version < newest {
+                throw PostgresStoreError(
+                    .migrationOutOfOrder,
+                    "migration file '\(migration.fileName)' is pending but version \(newest) is already applied; "
+                        + "give it a version above \(newest)")
+            }
+            if let schema { try connection.execute("SET LOCAL search_path TO \(SQLIdentifier.quote(schema))") }
+            try connection.execute(migration.sql)
+            let record: SQL =
+                "INSERT INTO \(history) (version, name, checksum) VALUES (\(bind: .int64(migration.version)), "
+                + "\(bind: .text(migration.name)), \(bind: .text(migration.checksum)))"
+            try connection.query(record.text, try record.binds.map(BindEncoding.postgresValue))
+            return migration
+        }
+    }
+
+    /// Takes the schema's transaction-scoped advisory lock: released at commit or rollback, so it works
+    /// behind pgbouncer in transaction mode, where a session lock could outlive the work on a shared server
+    /// connection.
+    private func lock(_ connection: Connection) throws {
+        let lock: SQL = "SELECT pg_advisory_xact_lock(\(bind: .int64(lockKey)))"
+        try connection.query(lock.text, try lock.binds.map(BindEncoding.postgresValue))
     }
 
     /// The state of each migration file, and of applied versions that have no file.

@@ -3,15 +3,23 @@ import LibPQ
 
 /// A fixed-size pool of libpq connections, safe to share between threads.
 ///
-/// Connections open lazily, one per concurrent user up to ``capacity``; further callers wait. A connection
-/// is checked before it is handed out (a broken one is replaced) and after it comes back (one that is broken
-/// or still inside a transaction is closed, never reused).
-public final class ConnectionPool: @unchecked Sendable {
+/// Connections open lazily, one per concurrent user up to ``capacity``; further callers wait, at most
+/// ``checkoutTimeout``. An idle connection is checked without blocking before it is handed out
+/// (`Connection.isUsable`: one the server closed, say after a restart or failover, is dropped and replaced),
+/// and after it comes back (one that is broken or still inside a transaction is closed, never reused). When a
+/// returned connection is broken, every idle one is dropped too: a lost server connection usually means its
+/// siblings are stale as well.
+///
+/// The pool is `package`: a caller's session state (`SET`, `LISTEN`, prepared statements) would leak into
+/// the next user of the connection, so only the store, which keeps no session state, hands connections out.
+package final class ConnectionPool: @unchecked Sendable {
     // @unchecked: the connections are touched only under `condition`, or by the single caller that checked
     // one out.
     private let configuration: ConnectionConfiguration
     /// The largest number of connections open at once.
-    public let capacity: Int
+    package let capacity: Int
+    /// How long a checkout waits for a free connection before it throws ``PostgresStoreError/Code/poolTimeout``.
+    package let checkoutTimeout: Duration
     private let condition = NSCondition()
     private var idle: [Connection] = []
     private var open = 0
@@ -19,53 +27,96 @@ public final class ConnectionPool: @unchecked Sendable {
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
-    /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when `capacity` is less than 1.
-    public init(configuration: ConnectionConfiguration, capacity: Int) throws {
+    /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when `capacity` is less than 1 or the timeout
+    ///   is not positive.
+    package init(configuration: ConnectionConfiguration, capacity: Int, checkoutTimeout: Duration = .seconds(30))
+        throws
+    {
         guard capacity >= 1 else {
             throw PostgresStoreError(.invalidConfiguration, "pool size must be at least 1, got \(capacity)")
         }
+        guard checkoutTimeout > .zero else {
+            throw PostgresStoreError(
+                .invalidConfiguration, "the pool's checkout timeout must be positive, got \(checkoutTimeout)")
+        }
         self.configuration = configuration
         self.capacity = capacity
+        self.checkoutTimeout = checkoutTimeout
     }
 
     deinit { close() }
 
     /// Runs `body` with a connection of its own, then returns the connection to the pool.
     ///
-    /// - Throws: ``PostgresStoreError/Code/poolClosed`` after ``close()``, the driver's connection error when
-    ///   a new connection fails, and whatever `body` throws.
-    public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// - Throws: ``PostgresStoreError/Code/poolClosed`` after ``close()``, ``PostgresStoreError/Code/poolTimeout``
+    ///   when no connection frees up in time, the driver's connection error when a new connection fails, and
+    ///   whatever `body` throws.
+    package func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         let connection = try checkOut()
         defer { checkIn(connection) }
         return try body(connection)
     }
 
     /// Closes idle connections and refuses further checkouts; connections in use close when returned.
-    public func close() {
+    package func close() {
         condition.lock()
         closed = true
-        let connections = idle
-        open -= idle.count
-        idle = []
+        let connections = takeIdle()
         condition.broadcast()
         condition.unlock()
         for connection in connections { connection.close() }
     }
 
-    private func checkOut() throws -> Connection {
+    /// The number of idle connections (for tests and diagnostics).
+    package var idleCount: Int {
         condition.lock()
-        while !closed && idle.isEmpty && open >= capacity { condition.wait() }
+        defer { condition.unlock() }
+        return idle.count
+    }
+
+    /// Removes every idle connection from the pool; the caller closes them outside the lock.
+    private func takeIdle() -> [Connection] {
+        let connections = idle
+        open -= idle.count
+        idle = []
+        return connections
+    }
+
+    private var seconds: Double {
+        let (whole, fraction) = checkoutTimeout.components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+
+    private func checkOut() throws -> Connection {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        while !closed && idle.isEmpty && open >= capacity {
+            if !condition.wait(until: deadline), !closed && idle.isEmpty && open >= capacity {
+                condition.unlock()
+                throw PostgresStoreError(
+                    .poolTimeout,
+                    "no connection became free within \(checkoutTimeout) (all \(capacity) are in use)")
+            }
+        }
         guard !closed else {
             condition.unlock()
             throw PostgresStoreError(.poolClosed, "the connection pool is closed")
         }
-        if let connection = idle.popLast() {
-            condition.unlock()
-            guard connection.isBroken else { return connection }
-            connection.close()
-            return try replace()
+        var dead: [Connection] = []
+        defer { for connection in dead { connection.close() } }
+        while let connection = idle.popLast() {
+            // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend. The
+            // first read can consume that message while the EOF behind it is only seen by the next one.
+            if connection.isUsable && connection.isUsable {
+                condition.unlock()
+                return connection
+            }
+            open -= 1
+            dead.append(connection)
         }
         open += 1
+        // Dropping dead connections may have freed more than the slot just taken.
+        if dead.count > 1 { condition.broadcast() }
         condition.unlock()
         return try replace()
     }
@@ -84,15 +135,18 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     private func checkIn(_ connection: Connection) {
-        let reusable = !connection.isBroken && connection.transactionStatus == .idle
+        let broken = connection.isBroken
+        let reusable = !broken && connection.transactionStatus == .idle
         condition.lock()
-        if reusable && !closed {
-            idle.append(connection)
-        } else {
-            open -= 1
-        }
-        condition.signal()
+        // Decided under the lock: `close()` may run on another thread at any time.
+        let keep = reusable && !closed
+        if keep { idle.append(connection) } else { open -= 1 }
+        // A lost connection (server restart, failover, terminated backends) usually means the idle ones are
+        // stale too; drop them rather than let the next callers find out one retry at a time.
+        let stale = broken ? takeIdle() : []
+        if stale.isEmpty { condition.signal() } else { condition.broadcast() }
         condition.unlock()
-        if !reusable || closed { connection.close() }
+        if !keep { connection.close() }
+        for connection in stale { connection.close() }
     }
 }

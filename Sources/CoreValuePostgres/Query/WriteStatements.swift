@@ -50,13 +50,16 @@ public struct WriteStatements: Sendable {
 
     /// `INSERT ... ON CONFLICT (key) DO UPDATE SET ..., "_version" = t."_version" + 1 RETURNING "_pk",
     /// "_version", key`: atomic across processes. The caller passes each key value once.
+    ///
+    /// Rows are written in key order, not input order, so concurrent batches lock existing rows in the same
+    /// order and cannot deadlock each other; the caller maps returned rows back by their key.
     public func upsert(into table: String, key: String, columns: [ColumnValues]) -> SQL {
         let target = SQLIdentifier(table, schema: schema)
         var assignments: [SQL] = columns.filter { $0.name != key }.map {
             "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
-        return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns)) "
+        return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
             + "ON CONFLICT (\(SQLIdentifier(key))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
             + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key))"
     }
@@ -67,12 +70,16 @@ public struct WriteStatements: Sendable {
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
         var assignments: [SQL] = []
+        var flagCount = 0
         for column in columns {
             let name = SQLIdentifier(column.name)
             arrays.append("\(typedBind: .array(column.type, column.values))")
             aliases.append(name)
             if let isSet = column.isSet {
-                let flag = SQLIdentifier("_set_" + column.name)
+                // A short generated alias: "_set_" + a 60-byte name would pass 63 bytes and be truncated.
+                // Model keys never start with "_", so it cannot clash with a column.
+                flagCount += 1
+                let flag = SQLIdentifier("_s\(flagCount)")
                 arrays.append("\(typedBind: .boolArray(isSet))")
                 aliases.append(flag)
                 assignments.append("\(name) = CASE WHEN u.\(flag) THEN u.\(name) ELSE t.\(name) END")
@@ -150,12 +157,15 @@ public struct WriteStatements: Sendable {
         SQL.joined(identifiers.map { "\($0)" }, separator: ", ")
     }
 
-    /// `SELECT u."a", ... FROM unnest($1::text[], ...) WITH ORDINALITY AS u("a", ..., "_i") ORDER BY u."_i"`.
-    private func source(_ columns: [ColumnValues]) -> SQL {
+    /// `SELECT u."a", ... FROM unnest($1::text[], ...) WITH ORDINALITY AS u("a", ..., "_i") ORDER BY u."_i"`,
+    /// or ordered by a key column first.
+    private func source(_ columns: [ColumnValues], orderedBy key: String? = nil) -> SQL {
         let ordinal = SQLIdentifier("_i")
         let arrays = SQL.joined(columns.map { "\(typedBind: .array($0.type, $0.values))" }, separator: ", ")
         let selected = SQL.joined(columns.map { "u.\(SQLIdentifier($0.name))" }, separator: ", ")
+        var order: SQL = ""
+        if let key { order = "u.\(SQLIdentifier(key)), " }
         return "SELECT \(selected) FROM unnest(\(arrays)) WITH ORDINALITY AS u(\(names(columns)), \(ordinal)) "
-            + "ORDER BY u.\(ordinal)"
+            + "ORDER BY \(order)u.\(ordinal)"
     }
 }

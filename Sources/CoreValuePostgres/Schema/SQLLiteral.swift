@@ -21,7 +21,12 @@ enum SQLLiteral {
                 return digits.count == 1 ? "0" + digits : digits
             }.joined()
             return "'\\x\(hex)'::bytea"
-        case .date(let date): return quote(timestamp(date)) + "::timestamptz"
+        case .date(let date):
+            // Out of range only when the mapping's validation was skipped; never trap on it.
+            guard isRepresentable(date) else {
+                return quote(date.timeIntervalSince1970 < 0 ? "-infinity" : "infinity") + "::timestamptz"
+            }
+            return quote(timestamp(date)) + "::timestamptz"
         case .decimal(let number): return quote(number.description) + "::numeric"
         case .uuid(let uuid): return quote(uuid.uuidString.lowercased()) + "::uuid"
         }
@@ -45,11 +50,21 @@ enum SQLLiteral {
         return number < 0 ? "'-Infinity'" : "'Infinity'"
     }
 
+    /// Seconds since 1970 of the dates a literal can show: from 0001-01-01 (earlier years would need the
+    /// `BC` notation) to just before PostgreSQL's latest `timestamptz` (294276 AD).
+    static let dateRange: ClosedRange<Double> = -62_135_596_800...9_224_318_015_999
+
+    /// Whether a date can be written as a `timestamptz` literal: finite and within PostgreSQL's range.
+    static func isRepresentable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        return seconds.isFinite && dateRange.contains(seconds)
+    }
+
     /// `YYYY-MM-DD HH:MM:SS.ffffff+00`, in UTC, at microsecond precision.
     private static func timestamp(_ date: Date) -> String {
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
         let seconds = (micros / 1_000_000).rounded(.down)
-        let fraction = Int(micros - seconds * 1_000_000)
+        let fraction = Int(exactly: micros - seconds * 1_000_000) ?? 0
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let parts = calendar.dateComponents(

@@ -66,7 +66,7 @@ public struct SchemaMapping: Sendable {
             foreignKeys.append(
                 ForeignKeyDefinition(
                     column: relationship.name, referencedTable: relationship.destination,
-                    onDelete: Self.onDeleteAction(relationship.deleteRule)))
+                    onDelete: onDeleteAction(of: relationship)))
         }
         return TableDefinition(
             name: entity.name, columns: columns, tableConstraints: [], foreignKeys: foreignKeys,
@@ -101,12 +101,18 @@ public struct SchemaMapping: Sendable {
         }
     }
 
-    /// The `ON DELETE` action for a delete rule.
-    static func onDeleteAction(_ rule: Relationship.DeleteRule) -> String {
-        switch rule {
-        case .nullify: return "SET NULL"
+    /// The `ON DELETE` action of a to-one relationship's foreign-key column.
+    ///
+    /// A delete rule says what deleting the relationship's *source* does to its destinations (Core Data's
+    /// meaning; the context applies it). The foreign key's `ON DELETE` governs the opposite direction, what
+    /// deleting the *destination* does to the source row, which is the inverse relationship's rule: cascade
+    /// deletes the source row, deny is `NO ACTION` (checked at statement end; the context refuses first),
+    /// anything else (or no inverse) sets the column to NULL.
+    func onDeleteAction(of relationship: Relationship) -> String {
+        switch model.inverse(of: relationship)?.relationship.deleteRule {
         case .cascade: return "CASCADE"
-        case .deny: return "RESTRICT"
+        case .deny: return "NO ACTION"
+        case .nullify, nil: return "SET NULL"
         }
     }
 }

@@ -24,7 +24,7 @@ public struct ForeignKeyDefinition: Sendable, Hashable {
     public var column: String
     /// The referenced table (its `"_pk"` column).
     public var referencedTable: String
-    /// The `ON DELETE` action: `SET NULL`, `CASCADE` or `RESTRICT`.
+    /// The `ON DELETE` action: `SET NULL`, `CASCADE` or `NO ACTION`.
     public var onDelete: String
 }
 

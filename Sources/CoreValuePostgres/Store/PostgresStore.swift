@@ -36,33 +36,39 @@ public final class PostgresStore: Store {
     ///   - poolSize: The largest number of connections open at once.
     ///   - maxAttempts: How many times a transaction is tried when it fails with 40001 or 40P01.
     ///   - verifySchema: Whether to compare the database with the model now.
-    /// - Throws: ``PostgresStoreError/Code/schemaMismatch`` listing every difference; the driver's connection
-    ///   errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool size below 1.
+    ///   - checkoutTimeout: How long a call waits for a free pooled connection before it throws
+    ///     ``PostgresStoreError/Code/poolTimeout``.
+    /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
+    ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
+    ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
+    ///   size below 1 or a timeout that is not positive.
     public init(
         configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
-        maxAttempts: Int = 5, verifySchema: Bool = true
+        maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30)
     ) throws {
         self.model = model
         self.schema = schema
         self.maxAttempts = max(1, maxAttempts)
         self.mapping = SchemaMapping(model: model)
+        try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: schema)
         self.writeStatements = WriteStatements(schema: schema)
-        self.pool = try ConnectionPool(configuration: configuration, capacity: poolSize)
+        self.pool = try ConnectionPool(
+            configuration: configuration, capacity: poolSize, checkoutTimeout: checkoutTimeout)
         if verifySchema { try verify() }
     }
 
     /// Opens a store on a database given by a URL or `key=value` connection string.
     ///
-    /// - Throws: As ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:)``, and the driver's
-    ///   error for a malformed connection string.
+    /// - Throws: As ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:)``, and
+    ///   the driver's error for a malformed connection string.
     public convenience init(
         url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
-        verifySchema: Bool = true
+        verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30)
     ) throws {
         try self.init(
             configuration: try ConnectionConfiguration(url), model: model, schema: schema, poolSize: poolSize,
-            maxAttempts: maxAttempts, verifySchema: verifySchema)
+            maxAttempts: maxAttempts, verifySchema: verifySchema, checkoutTimeout: checkoutTimeout)
     }
 
     /// The counters of the work done so far.

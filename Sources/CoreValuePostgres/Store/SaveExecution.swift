@@ -102,10 +102,10 @@ struct SaveExecution {
     private mutating func upsert(_ group: SavePlan.InsertGroup, key: Attribute, pending: inout [PendingLink]) throws {
         // One row per identifier value: the first occurrence's position, the last occurrence's values.
         var merged: [SavePlan.Row] = []
-        var position: [AttributeValue: Int] = [:]
+        var position: [ExactValue: Int] = [:]
         var sharers: [[ManagedObjectID]] = []
         for row in group.rows {
-            let value = row.attributes[key.name] ?? .null
+            let value = ExactValue(row.attributes[key.name] ?? .null)
             if let index = position[value] {
                 merged[index].attributes.merge(row.attributes) { $1 }
                 merged[index].toOne.merge(row.toOne) { $1 }
@@ -118,16 +118,16 @@ struct SaveExecution {
         }
         let columns = insertColumns(group.entity, merged, pending: &pending)
         let returned = try runner.run(statements.upsert(into: group.entity.name, key: key.name, columns: columns))
-        var stored: [AttributeValue: (key: Int64, version: Int64)] = [:]
+        var stored: [ExactValue: (key: Int64, version: Int64)] = [:]
         for row in 0..<returned.rowCount {
-            let value = try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type)
+            let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
             stored[value] = (
                 try returned.decode(Int64.self, row: row, column: 0),
                 try returned.decode(Int64.self, row: row, column: 1)
             )
         }
         for (index, row) in merged.enumerated() {
-            guard let written = stored[row.attributes[key.name] ?? .null] else {
+            guard let written = stored[ExactValue(row.attributes[key.name] ?? .null)] else {
                 throw PostgresStoreError(
                     .unexpectedResult,
                     "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")

@@ -81,7 +81,14 @@ struct SavePlan {
                 }
                 upsertKey = attribute
             }
-            let groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
+            var groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
+            if upsertKey != nil {
+                // An upsert's DO UPDATE overwrites every column of the statement, so rows that set different
+                // columns go to different statements: a column one row leaves out must not be filled with a
+                // default or NULL and then overwrite the existing row's value.
+                let columns = row.attributes.keys.sorted() + ["\u{1}"] + row.toOne.keys.sorted()
+                groupKey += "\u{0}" + columns.joined(separator: "\u{0}")
+            }
             if let position = index[groupKey] {
                 groups[position].rows.append(row)
             } else {
@@ -161,6 +168,8 @@ struct SavePlan {
 
     private mutating func planLinks(_ changes: [RelationshipChange]) throws {
         var index: [String: Int] = [:]
+        // Per group, the position of each owner's change: a later change of the same owner replaces it.
+        var ownerPositions: [[ManagedObjectID: Int]] = []
         for change in changes {
             let entity = try model.entity(change.owner.entityName)
             guard let relationship = entity.relationship(named: change.relationship) else {
@@ -177,10 +186,15 @@ struct SavePlan {
             }
             let groupKey = entity.name + "\u{0}" + relationship.name
             if let group = index[groupKey] {
-                links[group].changes.removeAll { $0.owner == change.owner }
-                links[group].changes.append((change.owner, change.members))
+                if let position = ownerPositions[group][change.owner] {
+                    links[group].changes[position].members = change.members
+                } else {
+                    ownerPositions[group][change.owner] = links[group].changes.count
+                    links[group].changes.append((change.owner, change.members))
+                }
             } else {
                 index[groupKey] = links.count
+                ownerPositions.append([change.owner: 0])
                 links.append(
                     LinkGroup(entity: entity, relationship: relationship, changes: [(change.owner, change.members)]))
             }

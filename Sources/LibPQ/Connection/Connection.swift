@@ -18,6 +18,9 @@ public final class Connection {
     var preparedStatements: [String: String] = [:]
     /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
     var nextSavepoint = 0
+    /// Why the connection must not be used again although libpq still reports `CONNECTION_OK` (reading
+    /// from its socket failed, or a pipeline could not be finished); cleared by ``reset()``.
+    var unusableReason: String?
     /// How the connection was configured (its description hides the password).
     public let configuration: ConnectionConfiguration
 
@@ -51,9 +54,34 @@ public final class Connection {
     }
 
     /// Whether the connection is closed or its server connection is gone (`PQstatus == CONNECTION_BAD`).
+    ///
+    /// This only reports what libpq already knows; it does not look at the socket. ``isUsable`` does, and
+    /// once ``isUsable`` returned `false`, `isBroken` is `true` until ``reset()``.
     public var isBroken: Bool {
         guard let handle else { return true }
-        return PQstatus(handle) == CONNECTION_BAD
+        return PQstatus(handle) == CONNECTION_BAD || unusableReason != nil
+    }
+
+    /// Whether the connection can still run statements, checked without blocking.
+    ///
+    /// Reads whatever already waits on the socket (`PQconsumeInput`), so a server that closed the
+    /// connection or sent a FATAL error (for example after `pg_terminate_backend` or a shutdown) is noticed
+    /// without running a query first. Returns `false` when the connection is closed, when libpq reports
+    /// `CONNECTION_BAD`, or when reading fails; ``isBroken`` is then `true` as well. A pool can call it
+    /// before handing a connection out:
+    /// ```swift
+    /// if !connection.isUsable { try connection.reset() }
+    /// ```
+    /// Notifications that arrived are kept for ``waitForNotifications(timeout:)``.
+    public var isUsable: Bool {
+        guard let handle, unusableReason == nil, PQstatus(handle) == CONNECTION_OK else { return false }
+        guard PQconsumeInput(handle) == 1 else {
+            if PQstatus(handle) == CONNECTION_OK {
+                unusableReason = "reading from the socket failed: \(errorMessage(handle))"
+            }
+            return false
+        }
+        return PQstatus(handle) == CONNECTION_OK
     }
 
     /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.
@@ -87,6 +115,7 @@ public final class Connection {
     public func reset() throws {
         let handle = try requireHandle()
         preparedStatements = [:]
+        unusableReason = nil
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw LibPQError(.connectionFailed, "could not reconnect: \(errorMessage(handle))")

@@ -1,21 +1,26 @@
 import CoreValuePostgres
 import Foundation
 
-/// `corevalue migrate --url URL [--schema S] [--migrations DIR]`: applies pending migrations.
+/// `corevalue migrate [--url URL] [--schema S] [--migrations DIR]`: applies pending migrations.
 enum MigrateCommand: Command {
     static let name = "migrate"
     static let summary = "apply pending migrations to a database"
     static let usage = """
-        usage: corevalue migrate --url URL [--schema S] [--migrations DIR]
+        usage: corevalue migrate [--url URL] [--schema S] [--migrations DIR]
 
         Applies the pending NNNN_name.sql files of DIR (default ./migrations) in order, each in its own
-        transaction, under an advisory lock: several processes may run this at once. With --schema the
-        tables go into that schema (created if missing). An applied file that was edited is an error.
+        transaction under a transaction-scoped advisory lock: several processes may run this at once, also
+        behind pgbouncer in transaction mode. With --schema the tables go into that schema (created if
+        missing). An applied file that was edited is an error, and so is a pending file older than an
+        applied one.
+
+        Without --url the DATABASE_URL environment variable is used (a URL given as an argument, with its
+        password, shows in `ps`).
         """
 
     static func run(_ arguments: ParsedArguments) throws {
         try arguments.checkKnown(["url", "schema", "migrations"])
-        let migrator = try Migrator(url: try arguments.required("url"), schema: arguments.value("schema"))
+        let migrator = try Migrator(url: try arguments.databaseURL(), schema: arguments.value("schema"))
         let migrations = try Migration.load(from: MigrationsDirectory.url(arguments))
         let applied = try migrator.migrate(migrations)
         if applied.isEmpty {

@@ -15,6 +15,7 @@ enum SchemaCommand: Command {
     static func run(_ arguments: ParsedArguments) throws {
         try arguments.checkKnown(["schema"])
         let model = try ExampleModel.make()
+        try SchemaMapping(model: model).validate()
         print(SchemaPrinter(model: model, schema: arguments.value("schema")).ddl, terminator: "")
     }
 }

@@ -1,19 +1,22 @@
 import CoreValuePostgres
 
-/// `corevalue status --url URL [--schema S] [--migrations DIR]`: lists applied and pending migrations.
+/// `corevalue status [--url URL] [--schema S] [--migrations DIR]`: lists applied and pending migrations.
 enum StatusCommand: Command {
     static let name = "status"
     static let summary = "list applied and pending migrations"
     static let usage = """
-        usage: corevalue status --url URL [--schema S] [--migrations DIR]
+        usage: corevalue status [--url URL] [--schema S] [--migrations DIR]
 
         Prints one line per migration: applied, pending, changed (applied, then edited) or missing-file.
         Exits with status 1 when a file changed.
+
+        Without --url the DATABASE_URL environment variable is used (a URL given as an argument, with
+        its password, shows in `ps`).
         """
 
     static func run(_ arguments: ParsedArguments) throws {
         try arguments.checkKnown(["url", "schema", "migrations"])
-        let migrator = try Migrator(url: try arguments.required("url"), schema: arguments.value("schema"))
+        let migrator = try Migrator(url: try arguments.databaseURL(), schema: arguments.value("schema"))
         let statuses = try migrator.status(try Migration.load(from: MigrationsDirectory.url(arguments)))
         for status in statuses {
             let version = String(status.version)

@@ -1,0 +1,79 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import LibPQ
+import Testing
+
+@testable import CoreValuePostgres
+
+@Suite struct ConnectionPoolTests {
+    /// Checks out `count` connections at once (nested) and runs `body` with all of them.
+    static func withConnections(_ pool: ConnectionPool, _ count: Int, _ held: [Connection] = [], _ body: ([Connection]) throws -> Void)
+        throws
+    {
+        guard held.count < count else { return try body(held) }
+        try pool.withConnection { try withConnections(pool, count, held + [$0], body) }
+    }
+
+    @Test func aCheckoutThatFindsNoFreeConnectionTimesOutWithATypedError() throws {
+        guard let url = TestDatabase.url else {
+            return try TestDatabase.withSchema { _, _ in }
+        }
+        let pool = try ConnectionPool(
+            configuration: try ConnectionConfiguration(url), capacity: 1, checkoutTimeout: .milliseconds(50))
+        defer { pool.close() }
+        _ = try pool.withConnection { _ in
+            #expect {
+                try pool.withConnection { _ in }
+            } throws: { error in
+                (error as? PostgresStoreError)?.code == .poolTimeout
+            }
+        }
+        // The slot is free again afterwards.
+        #expect(try pool.withConnection { try $0.query("SELECT 1").rowCount } == 1)
+    }
+
+    @Test func aNonPositiveTimeoutIsRejected() throws {
+        #expect {
+            try ConnectionPool(
+                configuration: try ConnectionConfiguration("host=127.0.0.1"), capacity: 1, checkoutTimeout: .zero)
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .invalidConfiguration
+        }
+    }
+
+    @Test func aFetchAfterEveryPooledBackendWasTerminatedSucceeds() throws {
+        try TestDatabase.withSchema { url, schema in
+            _ = try Migrator(url: url, schema: schema).migrate(
+                try Migration.load(from: TestDatabase.migrationsDirectory))
+            // Five attempts: before the fix each one drew another stale connection and all of them failed.
+            let store = try PostgresStore(
+                url: url, model: try ExampleModel.make(), schema: schema, poolSize: 6, maxAttempts: 5)
+            defer { store.close() }
+            var pids: [Int32] = []
+            try Self.withConnections(store.pool, 6) { connections in
+                pids = connections.map(\.backendPID)
+            }
+            #expect(Set(pids).count == 6)
+            #expect(store.pool.idleCount == 6)
+            let admin = try Connection(url)
+            defer { admin.close() }
+            let list = pids.map(String.init).joined(separator: ",")
+            _ = try admin.query("SELECT pg_terminate_backend(pid) FROM unnest(ARRAY[\(list)]::int[]) AS pid")
+            var remaining = 6
+            for _ in 0..<500 where remaining > 0 {
+                remaining = try admin.query(
+                    "SELECT pid FROM pg_stat_activity WHERE pid = ANY(ARRAY[\(list)]::int[])"
+                ).rowCount
+                if remaining > 0 { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            try #require(remaining == 0, "the terminated backends did not go away")
+            let before = store.statistics
+            #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
+            // The checkout's liveness check drops the dead connections; if a backend's socket was not closed
+            // yet when it was checked, the lost connection makes the pool drop every idle one: one retry.
+            #expect(store.statistics.since(before).retries <= 1)
+            #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
+        }
+    }
+}
