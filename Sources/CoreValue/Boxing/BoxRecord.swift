@@ -24,7 +24,7 @@ final class BoxRecord {
 
     let info: EntityIndex
     let identity: Identity
-    var attributes: [(String, AttributeValue)] = []
+    var attributes: [(Attribute, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
     /// The object the record resolved to (phase two) or was written into (phase three).
     var object: ManagedObject?
@@ -57,24 +57,27 @@ struct RecordBuilder {
 
     func record(for value: any BoxingStruct) throws -> BoxRecord {
         let type = Swift.type(of: value)
-        let info = try entity(type.EntityName)
-        let record = BoxRecord(info: info, identity: try identity(of: value, info))
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct else {
             throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
         }
-        let layout = try self.layout(of: type, mirror, info)
-        for (child, field) in zip(mirror.children, layout) {
+        let plan = try self.plan(of: type, mirror)
+        let info = plan.info
+        let record = BoxRecord(info: info, identity: try identity(of: value, info))
+        record.attributes.reserveCapacity(plan.attributeCount)
+        for (child, field) in zip(mirror.children, plan.fields) {
             switch field {
             case .skip: continue
-            case .attribute(let attribute):
-                let value = try attributeValue(child.value, attribute.name, info)
+            case .attribute(let attribute, let reader):
+                // The field's reader casts to the one concrete type the field was declared with; any other
+                // value (a field of existential type) takes the general path.
+                let value = try reader?.read(child.value) ?? attributeValue(child.value, attribute.name, info)
                 guard let converted = value.converted(to: attribute.type) else {
                     throw CVManagedStructError.typeMismatch(
                         entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
                         found: "\(Swift.type(of: child.value))")
                 }
-                record.attributes.append((attribute.name, converted))
+                record.attributes.append((attribute, converted))
             case .relationship(let relationship):
                 record.relationships.append((relationship.name, try targets(child.value, relationship, info)))
             }
@@ -82,12 +85,12 @@ struct RecordBuilder {
         return record
     }
 
-    /// The fields of a struct type resolved against its entity: from the cache, or computed (and cached).
-    private func layout(of type: any BoxingStruct.Type, _ mirror: Mirror, _ info: EntityIndex) throws
-        -> [LayoutCache.Field]
-    {
+    /// The entity and fields of a struct type resolved against the model: from the cache, or computed (and
+    /// cached) from this first value's mirror.
+    private func plan(of type: any BoxingStruct.Type, _ mirror: Mirror) throws -> LayoutCache.Plan {
         let key = ObjectIdentifier(type)
-        if let cached = layouts?.fields[key] { return cached }
+        if let cached = layouts?.plans[key] { return cached }
+        let info = try entity(type.EntityName)
         var fields: [LayoutCache.Field] = []
         for child in mirror.children {
             guard let label = child.label, label != "objectID" else {
@@ -95,15 +98,16 @@ struct RecordBuilder {
                 continue
             }
             if let attribute = info.attributes[label] {
-                fields.append(.attribute(attribute))
+                fields.append(.attribute(attribute, FieldReader(for: child.value)))
             } else if let relationship = info.relationships[label] {
                 fields.append(.relationship(relationship))
             } else {
                 throw CVManagedStructError.unknownKey(entity: info.name, key: label)
             }
         }
-        layouts?.fields[key] = fields
-        return fields
+        let plan = LayoutCache.Plan(info: info, fields: fields)
+        layouts?.plans[key] = plan
+        return plan
     }
 
     private func identity(of value: any BoxingStruct, _ info: EntityIndex) throws -> BoxRecord.Identity {
@@ -193,21 +197,79 @@ final class LayoutCache {
     enum Field {
         /// Not boxed (`objectID`, or an unlabelled child).
         case skip
-        case attribute(Attribute)
+        /// An attribute, with a reader for the field's declared type when it has a fast one.
+        case attribute(Attribute, FieldReader?)
         case relationship(Relationship)
     }
 
-    /// The fields of each struct type, in declaration order.
-    var fields: [ObjectIdentifier: [Field]] = [:]
+    /// A struct type's entity and fields, in declaration order.
+    struct Plan {
+        let info: EntityIndex
+        let fields: [Field]
+        let attributeCount: Int
+
+        init(info: EntityIndex, fields: [Field]) {
+            self.info = info
+            self.fields = fields
+            self.attributeCount = fields.reduce(0) { count, field in
+                if case .attribute = field { return count + 1 }
+                return count
+            }
+        }
+    }
+
+    /// The plan of each struct type.
+    var plans: [ObjectIdentifier: Plan] = [:]
+}
+
+/// Reads one struct field of a known declared type (`T` or `T?` with `T: AttributeValueConvertible`): a
+/// metadata comparison and one cast to the concrete type, instead of probing protocols for every value.
+struct FieldReader {
+    private let expected: ObjectIdentifier
+    private let body: (Any) -> AttributeValue?
+
+    /// A reader for fields of `value`'s dynamic type, or `nil` when the type has no fast path (enums with raw
+    /// values, `NSDecimalNumber`, custom `Boxing` types: they take the general path).
+    init?(for value: Any) {
+        let type = Swift.type(of: value)
+        expected = ObjectIdentifier(type)
+        if let convertible = type as? any AttributeValueConvertible.Type {
+            body = Self.plain(convertible)
+        } else if let optional = type as? any _OptionalBoxing.Type,
+            let wrapped = optional._wrappedType as? any AttributeValueConvertible.Type
+        {
+            body = Self.optional(wrapped)
+        } else {
+            return nil
+        }
+    }
+
+    /// The field's attribute value, or `nil` when `value` is not of the field's declared type (a field of
+    /// existential type holding something else), which sends it down the general path.
+    func read(_ value: Any) -> AttributeValue? {
+        guard ObjectIdentifier(Swift.type(of: value)) == expected else { return nil }
+        return body(value)
+    }
+
+    private static func plain<T: AttributeValueConvertible>(_: T.Type) -> (Any) -> AttributeValue? {
+        { value in (value as? T)?.attributeValue }
+    }
+
+    /// For a value known to be a `T?`: casting to `T` unwraps it, and fails only for `nil`.
+    private static func optional<T: AttributeValueConvertible>(_: T.Type) -> (Any) -> AttributeValue? {
+        { value in (value as? T)?.attributeValue ?? .null }
+    }
 }
 
 /// Lets boxing look inside an `Optional` held as `Any`.
 protocol _OptionalBoxing {
     var _wrappedValue: Any? { get }
+    static var _wrappedType: Any.Type { get }
 }
 
 extension Optional: _OptionalBoxing {
     var _wrappedValue: Any? { map { $0 } }
+    static var _wrappedType: Any.Type { Wrapped.self }
 }
 
 /// Lets boxing list the elements of an array or set held as `Any`.

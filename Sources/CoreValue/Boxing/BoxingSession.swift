@@ -103,7 +103,14 @@ struct BoxingSession {
     /// Phase three: writes a record (and its children first) into its object.
     private func write(_ record: BoxRecord) throws -> ManagedObject {
         let object = try self.object(for: record)
-        for (key, value) in record.attributes { try object.assign(value, forKey: key) }
+        for (attribute, value) in record.attributes {
+            if object.isInsertedFlag, !object.isDeletedFlag, !attribute.isUnique {
+                // A new object has no original values to track and no unique index entry to move.
+                object.attributes[attribute.name] = value
+            } else {
+                try object.assign(value, forKey: attribute.name)
+            }
+        }
         for (key, targets) in record.relationships {
             let objects = try targets.map { target -> ManagedObject in
                 switch target {

@@ -46,11 +46,8 @@ public final class ManagedObject {
         self.info = info
         self.objectID = objectID
         self.managedObjectContext = context
-        var attributes: [String: AttributeValue] = [:]
-        for attribute in info.entity.attributes {
-            attributes[attribute.name] = attribute.defaultValue ?? .null
-        }
-        self.attributes = attributes
+        // Shares the entity's prebuilt dictionary until the first write copies it (no rehashing per object).
+        self.attributes = info.defaultAttributes
     }
 
     /// Whether the object was inserted and not yet saved.

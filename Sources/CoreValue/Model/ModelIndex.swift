@@ -39,6 +39,8 @@ package struct EntityIndex: Sendable {
     package let inverses: [String: Relationship]
     /// The attributes marked unique, in declaration order.
     package let uniqueAttributes: [Attribute]
+    /// Every attribute with its default value (`.null` when it has none): what a new object starts with.
+    package let defaultAttributes: [String: AttributeValue]
 
     /// The entity's name.
     package var name: String { entity.name }
@@ -60,6 +62,9 @@ package struct EntityIndex: Sendable {
         self.storage = storage
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
+        var defaults: [String: AttributeValue] = Dictionary(minimumCapacity: entity.attributes.count)
+        for attribute in entity.attributes { defaults[attribute.name] = attribute.defaultValue ?? .null }
+        self.defaultAttributes = defaults
     }
 
     /// The attribute with this name.
