@@ -17,10 +17,11 @@ extension Connection {
     /// ```
     /// - Throws: ``DatabaseError`` when the server rejects the COPY or a row (nothing is copied then);
     ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN or a row is malformed,
-    ///   `.connectionLost`, `.connectionClosed`.
+    ///   `.encoding` when the SQL text contains a NUL character, `.connectionLost`, `.connectionClosed`.
     @discardableResult
     public func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>) throws -> Int {
         let handle = try requireHandle()
+        try copySQL.checkNoNUL("the COPY statement")
         guard let start = PQexec(handle, copySQL) else { throw clientError(handle, "starting COPY") }
         guard PQresultStatus(start) == PGRES_COPY_IN else {
             if PQresultStatus(start) == PGRES_COPY_OUT || PQresultStatus(start) == PGRES_COPY_BOTH {

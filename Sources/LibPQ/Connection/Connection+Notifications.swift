@@ -3,21 +3,26 @@ import CLibPQ
 extension Connection {
     /// Starts listening on `channel` (`LISTEN "channel"`; the name is quoted, so it is case-sensitive).
     ///
-    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
+    ///   contains a NUL character.
     public func listen(_ channel: String) throws {
+        try channel.checkNoNUL("the channel name")
         try execute("LISTEN \(Connection.quoteIdentifier(channel))")
     }
 
     /// Stops listening on `channel` (`UNLISTEN "channel"`).
     ///
-    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
+    ///   contains a NUL character.
     public func unlisten(_ channel: String) throws {
+        try channel.checkNoNUL("the channel name")
         try execute("UNLISTEN \(Connection.quoteIdentifier(channel))")
     }
 
     /// Sends a notification with `pg_notify($1, $2)`; inside a transaction it is delivered at COMMIT.
     ///
-    /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError``.
+    /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError`` (`.encoding` when the channel
+    ///   or the payload contains a NUL character).
     public func notify(_ channel: String, payload: String = "") throws {
         try query("select pg_notify($1, $2)", [PostgresValue(channel), PostgresValue(payload)])
     }

@@ -20,6 +20,10 @@ public struct ConnectionConfiguration: Sendable, CustomStringConvertible {
     /// - Throws: ``LibPQError`` `.invalidConnectionString` with libpq's explanation, e.g.
     ///   `missing "=" after "port" in connection info string`.
     public init(_ conninfo: String) throws {
+        guard !conninfo.utf8.contains(0) else {
+            // libpq would read only the text before the NUL and connect somewhere the caller did not name.
+            throw LibPQError(.invalidConnectionString, "invalid connection string: it contains a NUL character")
+        }
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let parsed = PQconninfoParse(conninfo, &errorMessage) else {
             let reason = errorMessage.map { String(cString: $0) } ?? "out of memory"
