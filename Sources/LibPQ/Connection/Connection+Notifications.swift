@@ -35,7 +35,9 @@ extension Connection {
     public func waitForNotifications(timeout: Duration) throws -> [Notification] {
         let handle = try requireHandle()
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        // Clamped so that `now + timeout` and the remaining wait's components cannot overflow; a century
+        // is as good as forever here.
+        let deadline = clock.now.advanced(by: min(timeout, .seconds(Int64(100 * 366 * 86_400))))
         while true {
             guard PQconsumeInput(handle) == 1 else { throw clientError(handle, "reading notifications") }
             let received = drainNotifications(handle)
@@ -43,9 +45,18 @@ extension Connection {
             let remaining = clock.now.duration(to: deadline)
             if remaining <= .zero { return [] }
             let (seconds, attoseconds) = remaining.components
-            let milliseconds = min(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1, Int64(Int32.max))
-            _ = try waitForSocket(handle, timeoutMilliseconds: Int32(milliseconds))
+            _ = try waitForSocket(handle, timeoutMilliseconds: Self.pollMilliseconds(seconds, attoseconds))
         }
+    }
+
+    /// A remaining wait as `poll()` milliseconds: rounded up, clamped to `Int32.max` (about 24.8 days, after
+    /// which the loop polls again), so a huge timeout cannot overflow.
+    static func pollMilliseconds(_ seconds: Int64, _ attoseconds: Int64) -> Int32 {
+        let limit = Int64(Int32.max)
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow, milliseconds < limit else { return Int32.max }
+        let total = milliseconds + attoseconds / 1_000_000_000_000_000 + 1
+        return Int32(clamping: max(0, min(total, limit)))
     }
 
     /// Takes every queued notification from libpq (`PQnotifies`), freeing each.
