@@ -17,10 +17,17 @@ extension Connection {
     /// ```
     /// - Throws: ``DatabaseError`` when the server rejects the COPY or a row (nothing is copied then);
     ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN or a row is malformed,
-    ///   `.connectionLost`, `.connectionClosed`.
+    ///   `.encoding` when the SQL text contains a NUL character, `.connectionLost`, `.connectionClosed`.
     @discardableResult
     public func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>) throws -> Int {
+        try copyInBinary(copySQL, rows: rows, pieceSize: 1 << 30)
+    }
+
+    /// ``copyInBinary(_:rows:)`` handing libpq at most `pieceSize` bytes per `PQputCopyData` call (its length
+    /// is an `Int32`, and a chunk holding a value close to 2 GiB can exceed that); tests pass small sizes.
+    func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>, pieceSize: Int) throws -> Int {
         let handle = try requireHandle()
+        try copySQL.checkNoNUL("the COPY statement")
         guard let start = PQexec(handle, copySQL) else { throw clientError(handle, "starting COPY") }
         guard PQresultStatus(start) == PGRES_COPY_IN else {
             if PQresultStatus(start) == PGRES_COPY_OUT || PQresultStatus(start) == PGRES_COPY_BOTH {
@@ -33,7 +40,7 @@ extension Connection {
         }
         PQclear(start)
         do {
-            try sendCopyRows(handle, rows)
+            try sendCopyRows(handle, rows, pieceSize: pieceSize)
         } catch {
             // Abort the COPY so the server rolls it back, then leave the connection idle.
             _ = PQputCopyEnd(handle, "aborted by the client: \(error)")
@@ -57,7 +64,9 @@ extension Connection {
     }
 
     /// Writes the header, each row as a tuple, and the trailer in chunks.
-    private func sendCopyRows(_ handle: OpaquePointer, _ rows: some Sequence<[PostgresValue]>) throws {
+    private func sendCopyRows(
+        _ handle: OpaquePointer, _ rows: some Sequence<[PostgresValue]>, pieceSize: Int
+    ) throws {
         var buffer = Self.copyHeader
         buffer.reserveCapacity(Self.copyChunkSize + 64 * 1024)
         var rowNumber = 0
@@ -79,18 +88,27 @@ extension Connection {
             }
             rowNumber += 1
             if buffer.count >= Self.copyChunkSize {
-                try putCopyData(handle, buffer)
+                try putCopyData(handle, buffer, pieceSize: pieceSize)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
         buffer.appendBigEndian(Int16(-1))
-        try putCopyData(handle, buffer)
+        try putCopyData(handle, buffer, pieceSize: pieceSize)
     }
 
-    private func putCopyData(_ handle: OpaquePointer, _ bytes: [UInt8]) throws {
-        let sent = bytes.withUnsafeBytes { raw in
-            PQputCopyData(handle, raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(raw.count))
+    /// Sends `bytes` in pieces of at most `pieceSize` bytes (and never more than `Int32.max`).
+    private func putCopyData(_ handle: OpaquePointer, _ bytes: [UInt8], pieceSize: Int) throws {
+        let piece = max(1, min(pieceSize, Int(Int32.max)))
+        try bytes.withUnsafeBytes { raw in
+            var start = 0
+            repeat {
+                let end = start + min(piece, raw.count - start)
+                let slice = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+                let sent = PQputCopyData(
+                    handle, slice.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(clamping: slice.count))
+                guard sent == 1 else { throw clientError(handle, "sending COPY data") }
+                start = end
+            } while start < raw.count
         }
-        guard sent == 1 else { throw clientError(handle, "sending COPY data") }
     }
 }

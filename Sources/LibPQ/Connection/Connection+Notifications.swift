@@ -3,21 +3,26 @@ import CLibPQ
 extension Connection {
     /// Starts listening on `channel` (`LISTEN "channel"`; the name is quoted, so it is case-sensitive).
     ///
-    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
+    ///   contains a NUL character.
     public func listen(_ channel: String) throws {
+        try channel.checkNoNUL("the channel name")
         try execute("LISTEN \(Connection.quoteIdentifier(channel))")
     }
 
     /// Stops listening on `channel` (`UNLISTEN "channel"`).
     ///
-    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost.
+    /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
+    ///   contains a NUL character.
     public func unlisten(_ channel: String) throws {
+        try channel.checkNoNUL("the channel name")
         try execute("UNLISTEN \(Connection.quoteIdentifier(channel))")
     }
 
     /// Sends a notification with `pg_notify($1, $2)`; inside a transaction it is delivered at COMMIT.
     ///
-    /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError``.
+    /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError`` (`.encoding` when the channel
+    ///   or the payload contains a NUL character).
     public func notify(_ channel: String, payload: String = "") throws {
         try query("select pg_notify($1, $2)", [PostgresValue(channel), PostgresValue(payload)])
     }
@@ -30,7 +35,9 @@ extension Connection {
     public func waitForNotifications(timeout: Duration) throws -> [Notification] {
         let handle = try requireHandle()
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        // Clamped so that `now + timeout` and the remaining wait's components cannot overflow; a century
+        // is as good as forever here.
+        let deadline = clock.now.advanced(by: min(timeout, .seconds(Int64(100 * 366 * 86_400))))
         while true {
             guard PQconsumeInput(handle) == 1 else { throw clientError(handle, "reading notifications") }
             let received = drainNotifications(handle)
@@ -38,9 +45,18 @@ extension Connection {
             let remaining = clock.now.duration(to: deadline)
             if remaining <= .zero { return [] }
             let (seconds, attoseconds) = remaining.components
-            let milliseconds = min(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1, Int64(Int32.max))
-            _ = try waitForSocket(handle, timeoutMilliseconds: Int32(milliseconds))
+            _ = try waitForSocket(handle, timeoutMilliseconds: Self.pollMilliseconds(seconds, attoseconds))
         }
+    }
+
+    /// A remaining wait as `poll()` milliseconds: rounded up, clamped to `Int32.max` (about 24.8 days, after
+    /// which the loop polls again), so a huge timeout cannot overflow.
+    static func pollMilliseconds(_ seconds: Int64, _ attoseconds: Int64) -> Int32 {
+        let limit = Int64(Int32.max)
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow, milliseconds < limit else { return Int32.max }
+        let total = milliseconds + attoseconds / 1_000_000_000_000_000 + 1
+        return Int32(clamping: max(0, min(total, limit)))
     }
 
     /// Takes every queued notification from libpq (`PQnotifies`), freeing each.

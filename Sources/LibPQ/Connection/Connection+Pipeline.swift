@@ -13,12 +13,34 @@ extension Connection {
     ///     PipelineStatement("select count(*) from t"),
     /// ])
     /// ```
+    /// Every statement's SQL and parameters are checked and encoded before anything is sent, so a statement
+    /// that cannot be sent (too many parameters, a NUL character in its SQL) fails the call with nothing
+    /// run. Should sending still fail part way on a connection that was idle, the statements already sent
+    /// are rolled back: an aborting statement goes out before the sync, so the sync cannot commit them.
     /// - Throws: ``PipelineError`` with the failing statement's index and its ``DatabaseError`` (the
-    ///   statements after it were skipped by the server); ``LibPQError`` `.pipelineFailed`,
-    ///   `.connectionLost` or `.connectionClosed`.
+    ///   statements after it were skipped by the server); ``LibPQError`` `.encoding` naming the statement
+    ///   that cannot be sent, `.pipelineFailed`, `.connectionLost` or `.connectionClosed`.
     public func pipeline(_ statements: [PipelineStatement]) throws -> [QueryResult] {
         let handle = try requireHandle()
+        var encoded: [EncodedParameters] = []
+        encoded.reserveCapacity(statements.count)
+        for (index, statement) in statements.enumerated() {
+            do {
+                try statement.sql.checkNoNUL("the SQL text")
+                encoded.append(try EncodedParameters(statement.parameters))
+            } catch let error as LibPQError {
+                throw LibPQError(error.code, "pipeline statement \(index) cannot be sent: \(error.message)")
+            }
+        }
+        return try sendPipeline(handle, statements, encoded)
+    }
+
+    /// Sends already encoded statements in pipeline mode and collects their results.
+    func sendPipeline(
+        _ handle: OpaquePointer, _ statements: [PipelineStatement], _ encoded: [EncodedParameters]
+    ) throws -> [QueryResult] {
         if statements.isEmpty { return [] }
+        let wasIdle = PQtransactionStatus(handle) == PQTRANS_IDLE
         guard PQenterPipelineMode(handle) == 1 else {
             throw LibPQError(.pipelineFailed, "could not enter pipeline mode: \(errorMessage(handle))")
         }
@@ -32,8 +54,8 @@ extension Connection {
         }
         var sent = 0
         do {
-            for statement in statements {
-                let accepted = try withParameters(statement.parameters) { count, types, values, lengths, formats in
+            for (statement, parameters) in zip(statements, encoded) {
+                let accepted = try parameters.withUnsafePointers { count, types, values, lengths, formats in
                     PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
                 }
                 guard accepted == 1 else { throw pipelineSendError(handle, statement.sql) }
@@ -41,14 +63,36 @@ extension Connection {
             }
             guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
         } catch {
-            // Finish the half-sent pipeline (sync and read its results) so the connection can leave
-            // pipeline mode and stay usable.
-            if sent > 0, PQstatus(handle) == CONNECTION_OK, PQpipelineSync(handle) == 1 {
-                _ = try? collectPipelineResults(handle, Array(statements.prefix(sent)))
-            }
+            abandonPipeline(handle, Array(statements.prefix(sent)), implicitTransaction: wasIdle)
             throw error
         }
         return try collectPipelineResults(handle, statements)
+    }
+
+    /// A statement that fails on purpose, so that the implicit transaction of a half-sent pipeline aborts.
+    private static let abortStatement = PipelineStatement(
+        "DO $libpq$ BEGIN RAISE EXCEPTION 'pipeline abandoned by the client after a failed send'; END $libpq$")
+
+    /// Finishes a half-sent pipeline (sync, read the results) so the connection can leave pipeline mode.
+    ///
+    /// In an implicit transaction the sync would commit what was sent, so a failing statement goes first.
+    /// When that or the sync cannot be sent while libpq still reports the connection as fine, the
+    /// connection is marked unusable (``isBroken``): its state is unknown, and ``reset()`` recovers it.
+    private func abandonPipeline(_ handle: OpaquePointer, _ sent: [PipelineStatement], implicitTransaction: Bool) {
+        guard !sent.isEmpty, PQstatus(handle) == CONNECTION_OK else { return }
+        var pending = sent
+        if implicitTransaction {
+            guard PQsendQueryParams(handle, Self.abortStatement.sql, 0, nil, nil, nil, nil, 1) == 1 else {
+                unusableReason = "a pipeline could not be abandoned: \(errorMessage(handle))"
+                return
+            }
+            pending.append(Self.abortStatement)
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            unusableReason = "a pipeline could not be synced: \(errorMessage(handle))"
+            return
+        }
+        _ = try? collectPipelineResults(handle, pending)
     }
 
     private func pipelineSendError(_ handle: OpaquePointer, _ what: String) -> LibPQError {

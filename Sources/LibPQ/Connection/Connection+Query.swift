@@ -4,10 +4,12 @@ extension Connection {
     /// Runs one statement with binary parameters and returns its binary result (`PQexecParams`).
     ///
     /// - Throws: ``DatabaseError`` (carrying `sql`) when the server rejects the statement; ``LibPQError``
-    ///   `.connectionClosed`, `.connectionLost` or `.encoding` (more than 65,535 parameters).
+    ///   `.connectionClosed`, `.connectionLost` or `.encoding` (more than 65,535 parameters, or SQL text
+    ///   containing a NUL character).
     @discardableResult
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
+        try sql.checkNoNUL("the SQL text")
         let result = try withParameters(parameters) { count, types, values, lengths, formats in
             PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
         }
@@ -16,9 +18,11 @@ extension Connection {
 
     /// Runs one or more statements separated by `;` with the simple protocol (`PQexec`), no parameters.
     ///
-    /// - Throws: ``DatabaseError`` for the first failing statement; ``LibPQError`` when closed or lost.
+    /// - Throws: ``DatabaseError`` for the first failing statement; ``LibPQError`` when closed or lost, or
+    ///   `.encoding` when the SQL text contains a NUL character.
     public func execute(_ sql: String) throws {
         let handle = try requireHandle()
+        try sql.checkNoNUL("the SQL text")
         _ = try check(PQexec(handle, sql), handle: handle, sql: sql)
     }
 
@@ -26,11 +30,17 @@ extension Connection {
     ///
     /// `types` may fix parameter types; missing or `.unspecified` ones are inferred by the server.
     /// - Throws: ``DatabaseError`` when the SQL is invalid (e.g. ``SQLState/duplicateObject`` for a name in
-    ///   use); ``LibPQError`` when closed or lost.
+    ///   use); ``LibPQError`` when closed or lost, or `.encoding` when the name or the SQL text contains a
+    ///   NUL character or more than 65,535 types are given.
     public func prepare(_ name: String, _ sql: String, types: [PostgresType] = []) throws {
         let handle = try requireHandle()
+        try name.checkNoNUL("the prepared statement name")
+        try sql.checkNoNUL("the SQL text")
+        guard types.count <= EncodedParameters.maximumCount, let typeCount = Int32(exactly: types.count) else {
+            throw LibPQError(.encoding, "\(types.count) parameter types; PostgreSQL allows 65,535")
+        }
         let oids = types.map(\.rawValue)
-        let result = oids.withUnsafeBufferPointer { PQprepare(handle, name, sql, Int32(oids.count), $0.baseAddress) }
+        let result = oids.withUnsafeBufferPointer { PQprepare(handle, name, sql, typeCount, $0.baseAddress) }
         _ = try check(result, handle: handle, sql: sql)
         preparedStatements[name] = sql
     }
@@ -41,6 +51,7 @@ extension Connection {
     @discardableResult
     public func queryPrepared(_ name: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
+        try name.checkNoNUL("the prepared statement name")
         let result = try withParameters(parameters) { count, _, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 1)
         }
@@ -48,6 +59,9 @@ extension Connection {
     }
 
     /// Quotes an identifier for SQL text: `my "table"` becomes `"my ""table"""`.
+    ///
+    /// An identifier containing a NUL character stays in the text, and running that text throws
+    /// ``LibPQError`` `.encoding` (PostgreSQL identifiers cannot hold NUL).
     public static func quoteIdentifier(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
@@ -91,7 +105,7 @@ extension Connection {
         while let next = PQgetResult(handle) { PQclear(next) }
     }
 
-    /// Lays the parameters out for libpq: one contiguous byte buffer, binary formats, type OIDs.
+    /// Lays the parameters out for libpq (see ``EncodedParameters``) and calls `body` with the pointers.
     func withParameters<R>(
         _ parameters: [PostgresValue],
         _ body: (
@@ -99,38 +113,6 @@ extension Connection {
             UnsafePointer<Int32>?
         ) throws -> R
     ) throws -> R {
-        guard parameters.count <= 65_535 else {
-            throw LibPQError(.encoding, "\(parameters.count) parameters; PostgreSQL allows 65,535 (use an array)")
-        }
-        var storage: [UInt8] = []
-        storage.reserveCapacity(parameters.reduce(1) { $0 + ($1.bytes?.count ?? 0) })
-        var offsets: [Int?] = []
-        var lengths: [Int32] = []
-        offsets.reserveCapacity(parameters.count)
-        lengths.reserveCapacity(parameters.count)
-        for parameter in parameters {
-            if let bytes = parameter.bytes {
-                guard let length = Int32(exactly: bytes.count) else {
-                    throw LibPQError(.encoding, "a parameter of \(bytes.count) bytes is too large")
-                }
-                offsets.append(storage.count)
-                lengths.append(length)
-                storage.append(contentsOf: bytes)
-            } else {
-                offsets.append(nil)
-                lengths.append(0)
-            }
-        }
-        storage.append(0)  // never empty, so an empty non-NULL value still gets a non-nil pointer
-        let types = parameters.map { Oid($0.type.rawValue) }
-        let formats = [Int32](repeating: 1, count: parameters.count)
-        return try storage.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else {
-                throw LibPQError(.encoding, "could not lay out the parameters")
-            }
-            let chars = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
-            let values: [UnsafePointer<CChar>?] = offsets.map { offset in offset.map { chars + $0 } }
-            return try body(Int32(parameters.count), types, values, lengths, formats)
-        }
+        try EncodedParameters(parameters).withUnsafePointers(body)
     }
 }

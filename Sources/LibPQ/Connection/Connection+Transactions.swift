@@ -13,7 +13,8 @@ extension Connection {
     /// rolled back and `.transactionAborted` is thrown.
     /// - Throws: whatever `body` throws; ``DatabaseError`` from BEGIN/COMMIT (e.g. a serialization
     ///   failure); ``LibPQError`` `.commitOutcomeUnknown` when the connection broke while COMMIT was in
-    ///   flight (the transaction may or may not have committed; it is never retried here),
+    ///   flight or its reply was a connection error (the transaction may or may not have committed; it is
+    ///   never retried here), `.transactionEndedEarly` when `body` ran COMMIT or ROLLBACK itself,
     ///   `.connectionLost`, `.connectionClosed` or `.transactionAborted`.
     @discardableResult
     public func withTransaction<T>(
@@ -49,18 +50,38 @@ extension Connection {
             throw LibPQError(
                 .transactionAborted,
                 "the transaction failed earlier (an error was caught inside it) and was rolled back")
+        case PQTRANS_IDLE where PQstatus(handle) == CONNECTION_OK:
+            throw LibPQError(
+                .transactionEndedEarly,
+                "the body of withTransaction ended the transaction itself (it ran COMMIT or ROLLBACK); what that "
+                    + "statement did stands, and withTransaction sent no COMMIT")
         default:
-            // Broken before COMMIT was sent: the server rolls back an abandoned transaction.
-            throw clientError(handle, "the transaction (before COMMIT; nothing was committed)")
+            // Broken (or busy) before our COMMIT was sent: the server rolls back an abandoned transaction,
+            // but the body may have committed on its own before that.
+            throw clientError(
+                handle,
+                "the transaction (before withTransaction sent COMMIT; nothing was committed unless the body ran "
+                    + "COMMIT itself)")
         }
         do {
             try execute("COMMIT")
-        } catch let error as LibPQError where error.code == .connectionLost {
-            throw LibPQError(
-                .commitOutcomeUnknown,
-                "the connection was lost while COMMIT was in flight; the transaction may or may not have "
-                    + "committed: \(error.message)")
+        } catch {
+            throw Self.commitError(error, connectionBroken: isBroken)
         }
+    }
+
+    /// The error to report for a failed COMMIT: `.commitOutcomeUnknown` when the connection broke or the
+    /// server's reply was a connection error (a FATAL 57P01/57P02 or class 08 can arrive as COMMIT's reply
+    /// while libpq still says `CONNECTION_OK`), since the transaction may have committed; otherwise `error`.
+    static func commitError(_ error: any Error, connectionBroken: Bool) -> any Error {
+        let lost =
+            connectionBroken || (error as? LibPQError)?.code == .connectionLost
+            || (error as? DatabaseError)?.sqlState.isConnectionError == true
+        guard lost else { return error }
+        return LibPQError(
+            .commitOutcomeUnknown,
+            "the connection was lost while COMMIT was in flight; the transaction may or may not have committed: "
+                + "\(error)")
     }
 
     /// Runs `body` under a savepoint of the current transaction.

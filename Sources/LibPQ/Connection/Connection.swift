@@ -37,9 +37,23 @@ public final class Connection {
             PQfinish(handle)
             throw LibPQError(.connectionFailed, "could not connect (\(configuration)): \(message)")
         }
-        // Server notices (e.g. "there is no transaction in progress") are not errors; keep stderr quiet.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.handle = handle
+        // Server notices (e.g. "there is no transaction in progress") are not errors; keep stderr quiet. A
+        // FATAL error the server sends while the connection is idle (pg_terminate_backend, shutdown) also
+        // arrives here: libpq treats it as a notice, so the receiver marks the connection unusable. `self`
+        // is passed unretained: libpq calls the receiver only inside calls made on this live connection.
+        PQsetNoticeReceiver(handle, Connection.noticeReceiver, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Ignores notices, except a FATAL error, which means the server is closing the connection.
+    private static let noticeReceiver: PQnoticeReceiver = { context, result in
+        guard let context, let result,
+            let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))),
+            String(cString: severity) == "FATAL"
+        else { return }
+        let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
+        Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().unusableReason =
+            "the server ended the session: \(message)"
     }
 
     /// Parses `conninfo` and connects.
@@ -64,8 +78,8 @@ public final class Connection {
 
     /// Whether the connection can still run statements, checked without blocking.
     ///
-    /// Reads whatever already waits on the socket (`PQconsumeInput`), so a server that closed the
-    /// connection or sent a FATAL error (for example after `pg_terminate_backend` or a shutdown) is noticed
+    /// Reads and parses whatever already waits on the socket (`PQconsumeInput`), so a server that closed
+    /// the connection or sent a FATAL error (for example after `pg_terminate_backend` or a shutdown) is noticed
     /// without running a query first. Returns `false` when the connection is closed, when libpq reports
     /// `CONNECTION_BAD`, or when reading fails; ``isBroken`` is then `true` as well. A pool can call it
     /// before handing a connection out:
@@ -81,7 +95,10 @@ public final class Connection {
             }
             return false
         }
-        return PQstatus(handle) == CONNECTION_OK
+        // Parse what arrived: a FATAL error sent while idle reaches the notice receiver, which often comes
+        // before the EOF is readable, so one check is enough.
+        _ = PQisBusy(handle)
+        return PQstatus(handle) == CONNECTION_OK && unusableReason == nil
     }
 
     /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.

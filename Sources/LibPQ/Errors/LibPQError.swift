@@ -8,7 +8,7 @@ public struct LibPQError: Error, Sendable, CustomStringConvertible {
         private enum Kind: String, Hashable, Sendable {
             case invalidConnectionString, connectionFailed, connectionClosed, connectionLost
             case commitOutcomeUnknown, encoding, decoding, copyFailed, pipelineFailed, timeout
-            case protocolViolation, transactionAborted, cancelFailed
+            case protocolViolation, transactionAborted, transactionEndedEarly, cancelFailed
         }
 
         private let kind: Kind
@@ -39,6 +39,9 @@ public struct LibPQError: Error, Sendable, CustomStringConvertible {
         public static let protocolViolation = Code(.protocolViolation)
         /// A transaction failed earlier (its body swallowed an error) and was rolled back instead of committed.
         public static let transactionAborted = Code(.transactionAborted)
+        /// The body of ``Connection/withTransaction(isolation:readOnly:_:)`` ran COMMIT or ROLLBACK itself, so
+        /// there was no transaction left to commit; what that statement did stands.
+        public static let transactionEndedEarly = Code(.transactionEndedEarly)
         /// A cancel request could not be delivered.
         public static let cancelFailed = Code(.cancelFailed)
 
