@@ -23,7 +23,8 @@ struct SchemaVerifier {
             }
             problems += columnMismatches(table, columns)
             let indexes = catalog.uniqueIndexes[table.name] ?? []
-            let primaryKey = table.isJoinTable
+            let primaryKey =
+                table.isJoinTable
                 ? [SchemaMapping.ownerColumn, SchemaMapping.memberColumn] : [SchemaMapping.primaryKeyColumn]
             if !indexes.contains(where: { $0.isPrimary && Set($0.columns) == Set(primaryKey) }) {
                 problems.append("table \(quoted) has no PRIMARY KEY (\(list(primaryKey)))")
