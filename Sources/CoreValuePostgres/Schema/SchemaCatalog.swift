@@ -39,7 +39,8 @@ struct SchemaCatalog {
 
     /// The schema's OID, resolved once per statement.
     private static func namespace(_ schema: String?) -> SQL {
-        "(SELECT oid FROM pg_namespace WHERE nspname = coalesce(\(typedBind: .scalar(.string, schema.map(AttributeValue.string) ?? .null)), current_schema()))"
+        let name = SQLBind.scalar(.string, schema.map(AttributeValue.string) ?? .null)
+        return "(SELECT oid FROM pg_namespace WHERE nspname = coalesce(\(typedBind: name), current_schema()))"
     }
 
     /// The column names of `keys` (an `int2vector` or `int2[]` of attribute numbers of `relation`), in order.
