@@ -8,7 +8,9 @@ import Testing
 
 @Suite struct ConnectionPoolTests {
     /// Checks out `count` connections at once (nested) and runs `body` with all of them.
-    static func withConnections(_ pool: ConnectionPool, _ count: Int, _ held: [Connection] = [], _ body: ([Connection]) throws -> Void)
+    static func withConnections(
+        _ pool: ConnectionPool, _ count: Int, _ held: [Connection] = [], _ body: ([Connection]) throws -> Void
+    )
         throws
     {
         guard held.count < count else { return try body(held) }

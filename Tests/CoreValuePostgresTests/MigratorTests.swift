@@ -94,7 +94,8 @@ import Testing
             let migrator = try Migrator(url: url, schema: schema)
             // pg_advisory_unlock releases only a session-level lock: false when the migrator holds the
             // transaction-scoped one (a session lock would outlive the transaction on a pooled connection).
-            let probe = "CREATE TABLE probe AS SELECT pg_advisory_unlock(\(migrator.lockKey)) AS released, "
+            let probe =
+                "CREATE TABLE probe AS SELECT pg_advisory_unlock(\(migrator.lockKey)) AS released, "
                 + "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS held;"
             try Self.withDirectory(["0001_probe.sql": probe]) { directory in
                 #expect(try migrator.migrate(try Migration.load(from: directory)).count == 1)

@@ -28,7 +28,8 @@ import Testing
 
     @Test func namesOver63BytesAreRefusedNamingEntityAndKey() throws {
         try Self.expectInvalid(
-            try ManagedObjectModel { Entity(Self.long) { Attribute("name", .string) } }, naming: [Self.long, "64 bytes"])
+            try ManagedObjectModel { Entity(Self.long) { Attribute("name", .string) } },
+            naming: [Self.long, "64 bytes"])
         try Self.expectInvalid(
             try ManagedObjectModel { Entity("E") { Attribute(Self.long, .string) } }, naming: ["'E.\(Self.long)'"])
         // 63 bytes, but "é" is two: 32 of them are 64 bytes.

@@ -73,9 +73,10 @@ import Testing
             #expect(try killed.decode(Int64.self, row: 0, column: 0) == 1)
             let before = store.statistics
             #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
-            // The dead connection fails the first attempt (connection lost, nothing committed); the retry opens
-            // a new one.
-            #expect(store.statistics.since(before).retries == 1)
+            // The checkout's liveness check drops the dead connection when the server's close already arrived;
+            // otherwise it fails the first attempt (connection lost, nothing committed) and the retry opens a
+            // new one.
+            #expect(store.statistics.since(before).retries <= 1)
         }
     }
 

@@ -55,6 +55,72 @@ import Testing
         }
     }
 
+    @Test func missingKeysConstraintsAndIdentityAreListedToo() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel {
+                Entity("Team") {
+                    Attribute("code", .string, unique: true)
+                    Relationship("captain", to: "Player")
+                    Relationship("players", to: "Player", .orderedToMany)
+                }
+                Entity("Player") {
+                    Attribute("name", .string)
+                }
+            }
+            let s = SQLIdentifier.quote(schema)
+            // Every column is right; what is wrong: "_pk" of Team is no identity, "code" is not UNIQUE, "captain"
+            // has no foreign key, the join table has no primary key, an immediate UNIQUE (owner, position) and
+            // the wrong ON DELETE on "member".
+            try TestDatabase.execute(
+                url,
+                """
+                CREATE SCHEMA \(s);
+                CREATE TABLE \(s)."Team" ("_pk" bigint PRIMARY KEY, "_version" bigint NOT NULL DEFAULT 1,
+                    "code" text NOT NULL, "captain" bigint);
+                CREATE TABLE \(s)."Player" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    "_version" bigint NOT NULL DEFAULT 1, "name" text NOT NULL);
+                CREATE TABLE \(s)."Team_players" (
+                    "owner" bigint NOT NULL REFERENCES \(s)."Team" ("_pk") ON DELETE CASCADE,
+                    "member" bigint NOT NULL REFERENCES \(s)."Player" ("_pk") ON DELETE SET NULL,
+                    "position" integer NOT NULL, UNIQUE ("owner", "position"));
+                """)
+            #expect {
+                try PostgresStore(url: url, model: model, schema: schema)
+            } throws: { error in
+                guard let error = error as? PostgresStoreError, error.code == .schemaMismatch else { return false }
+                let expected = [
+                    #"column "Team"."_pk" is not an identity column"#,
+                    #"column "Team"."code" has no UNIQUE constraint (unique attribute, the upsert key; a deferrable one cannot serve ON CONFLICT)"#,
+                    #"column "Team"."captain" has no FOREIGN KEY to "Player""#,
+                    #"table "Team_players" has no PRIMARY KEY ("owner", "member")"#,
+                    #"table "Team_players" has no UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED"#,
+                    #"foreign key on "Team_players"."member" does not say ON DELETE CASCADE (found SET NULL)"#,
+                ]
+                return error.mismatches == expected && error.description.contains("6 differences")
+            }
+        }
+    }
+
+    @Test func onlyTheGivenOrCurrentSchemaIsLookedAt() throws {
+        try TestDatabase.withSchema { url, schema in
+            let model = try ManagedObjectModel { Entity("Solo") { Attribute("name", .string) } }
+            let other = schema + "_other"
+            defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(other)) CASCADE") }
+            // The tables live in "other"; the store's schema is empty. A lookup through the whole search path
+            // (or across schemas) would find them.
+            try TestDatabase.execute(
+                url, "CREATE SCHEMA \(SQLIdentifier.quote(schema)); CREATE SCHEMA \(SQLIdentifier.quote(other))")
+            try TestDatabase.execute(url, SchemaPrinter(model: model, schema: other).ddl)
+            #expect {
+                try PostgresStore(url: url, model: model, schema: schema)
+            } throws: { error in
+                (error as? PostgresStoreError)?.mismatches == [#"table "Solo" is missing"#]
+            }
+            let store = try PostgresStore(url: url, model: model, schema: other)
+            store.close()
+        }
+    }
+
     @Test func aCycleOfNewRowsIsLinkedAfterTheInserts() throws {
         try TestDatabase.withSchema { url, schema in
             let model = try ManagedObjectModel {
