@@ -21,6 +21,7 @@ final class Workload {
         self.url = url
         self.n = n
         self.model = try BenchModel.make()
+        try SchemaMapping(model: model).validate()
         self.admin = try Connection(url)
         try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(BenchModel.schema)) CASCADE")
         try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(BenchModel.schema))")

@@ -5,14 +5,14 @@ import CoreValue
 /// A row statement selects `"_pk"`, `"_version"`, every attribute in declaration order, then every owning
 /// to-one column; a relationship statement selects `(source key, destination key)` pairs for many sources
 /// at once, ordered by source and (for ordered relationships) position.
-public struct FetchStatements: Sendable {
+package struct FetchStatements: Sendable {
     /// The mapping the statements are built for.
-    public let mapping: SchemaMapping
+    package let mapping: SchemaMapping
     /// The schema tables live in, or `nil` for the search path.
-    public let schema: String?
+    package let schema: String?
 
     /// Creates a builder.
-    public init(mapping: SchemaMapping, schema: String?) {
+    package init(mapping: SchemaMapping, schema: String?) {
         self.mapping = mapping
         self.schema = schema
     }
@@ -20,7 +20,7 @@ public struct FetchStatements: Sendable {
     /// The row statement for a fetch request: condition, order, limit and offset.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before any SQL exists.
-    public func rows(for request: FetchRequest) throws -> SQL {
+    package func rows(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
         var sql = select(entity)
@@ -32,7 +32,7 @@ public struct FetchStatements: Sendable {
     }
 
     /// The row statement for rows with these surrogate keys.
-    public func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
+    package func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
         select(entity)
             + " WHERE t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) = ANY(\(typedBind: .int64Array(primaryKeys)))"
     }
@@ -40,7 +40,7 @@ public struct FetchStatements: Sendable {
     /// The row statement for rows whose attribute `key` has one of `values`.
     ///
     /// - Throws: `CVManagedStructError.unknownKey` / `.typeMismatch` before any SQL exists.
-    public func rows(of entity: Entity, key: String, values: [AttributeValue]) throws -> SQL {
+    package func rows(of entity: Entity, key: String, values: [AttributeValue]) throws -> SQL {
         guard let attribute = entity.attribute(named: key) else {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
         }
@@ -49,13 +49,13 @@ public struct FetchStatements: Sendable {
     }
 
     /// The relationships of an entity that need a statement of their own (everything but foreign keys).
-    public func separatelyLoaded(_ entity: Entity) -> [Relationship] {
+    package func separatelyLoaded(_ entity: Entity) -> [Relationship] {
         entity.relationships.filter { mapping.model.storage(of: $0, in: entity) != .foreignKey }
     }
 
     /// The `(source, destination)` key pairs of a relationship for many sources, or `nil` for a foreign key
     /// (read with the rows).
-    public func links(of relationship: Relationship, in entity: Entity, sources: [Int64]) -> SQL? {
+    package func links(of relationship: Relationship, in entity: Entity, sources: [Int64]) -> SQL? {
         let keys: SQL = "\(typedBind: .int64Array(sources))"
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)

@@ -1,18 +1,18 @@
 import CoreValue
 
 /// The values of one column for every row of a batched write.
-public struct ColumnValues: Sendable, Hashable {
+package struct ColumnValues: Sendable, Hashable {
     /// The column name.
-    public var name: String
+    package var name: String
     /// The column's attribute type (`int64` for foreign keys).
-    public var type: AttributeType
+    package var type: AttributeType
     /// One value per row.
-    public var values: [AttributeValue]
+    package var values: [AttributeValue]
     /// For updates: which rows set this column (`nil`: every row does).
-    public var isSet: [Bool]?
+    package var isSet: [Bool]?
 
     /// Creates the values of a column.
-    public init(name: String, type: AttributeType, values: [AttributeValue], isSet: [Bool]? = nil) {
+    package init(name: String, type: AttributeType, values: [AttributeValue], isSet: [Bool]? = nil) {
         self.name = name
         self.type = type
         self.values = values
@@ -22,12 +22,12 @@ public struct ColumnValues: Sendable, Hashable {
 
 /// Builds the batched write statements of a save: each binds one array per column, so the number of
 /// statements depends on the entities and relationships touched, never on the number of rows.
-public struct WriteStatements: Sendable {
+package struct WriteStatements: Sendable {
     /// The schema tables live in, or `nil` for the search path.
-    public let schema: String?
+    package let schema: String?
 
     /// Creates a builder.
-    public init(schema: String?) {
+    package init(schema: String?) {
         self.schema = schema
     }
 
@@ -37,7 +37,7 @@ public struct WriteStatements: Sendable {
     /// `INSERT ... SELECT ... FROM unnest(...) WITH ORDINALITY ... RETURNING "_pk", "_version"`.
     ///
     /// Rows are inserted in input order, so their identity keys ascend in input order.
-    public func insert(into table: String, columns: [ColumnValues], rowCount: Int) -> SQL {
+    package func insert(into table: String, columns: [ColumnValues], rowCount: Int) -> SQL {
         let target = SQLIdentifier(table, schema: schema)
         guard !columns.isEmpty else {
             return
@@ -53,7 +53,7 @@ public struct WriteStatements: Sendable {
     ///
     /// Rows are written in key order, not input order, so concurrent batches lock existing rows in the same
     /// order and cannot deadlock each other; the caller maps returned rows back by their key.
-    public func upsert(into table: String, key: String, columns: [ColumnValues]) -> SQL {
+    package func upsert(into table: String, key: String, columns: [ColumnValues]) -> SQL {
         let target = SQLIdentifier(table, schema: schema)
         var assignments: [SQL] = columns.filter { $0.name != key }.map {
             "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
@@ -66,7 +66,7 @@ public struct WriteStatements: Sendable {
 
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
     /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
-    public func update(table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues]) -> SQL {
+    package func update(table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues]) -> SQL {
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
         var assignments: [SQL] = []
@@ -95,7 +95,7 @@ public struct WriteStatements: Sendable {
     }
 
     /// Sets a foreign-key column of freshly inserted rows whose destination was inserted later in the save.
-    public func link(table: String, column: String, keys: [Int64], targets: [Int64]) -> SQL {
+    package func link(table: String, column: String, keys: [Int64], targets: [Int64]) -> SQL {
         let name = SQLIdentifier(column)
         return "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(name) = u.\(name) "
             + "FROM unnest(\(typedBind: .int64Array(keys)), \(typedBind: .int64Array(targets))) AS u(\(Self.pk), \(name)) "
@@ -103,7 +103,7 @@ public struct WriteStatements: Sendable {
     }
 
     /// `DELETE ... USING unnest(keys, versions) ... RETURNING "_pk"`: rows whose version moved on stay.
-    public func delete(from table: String, keys: [Int64], versions: [Int64?]) -> SQL {
+    package func delete(from table: String, keys: [Int64], versions: [Int64?]) -> SQL {
         "DELETE FROM \(SQLIdentifier(table, schema: schema)) AS t "
             + "USING unnest(\(typedBind: .int64Array(keys)), \(typedBind: .optionalInt64Array(versions))) "
             + "AS d(\(Self.pk), \(Self.version)) "
@@ -114,7 +114,7 @@ public struct WriteStatements: Sendable {
     /// Deletes the join rows of the changed owners that are not in their new lists. With `detachMembers`
     /// (a one-to-many: each member has at most one owner), members linked to a new owner also leave their
     /// old one.
-    public func unlink(joinTable: String, owners: [Int64], pairs: [(owner: Int64, member: Int64)], detachMembers: Bool)
+    package func unlink(joinTable: String, owners: [Int64], pairs: [(owner: Int64, member: Int64)], detachMembers: Bool)
         -> SQL
     {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
@@ -131,7 +131,7 @@ public struct WriteStatements: Sendable {
 
     /// Inserts the new join rows and moves existing ones to their new positions (ordered) or leaves them
     /// (unordered). Each (owner, member) pair appears once.
-    public func link(joinTable: String, pairs: [(owner: Int64, member: Int64)], positions: [Int32]?) -> SQL {
+    package func link(joinTable: String, pairs: [(owner: Int64, member: Int64)], positions: [Int32]?) -> SQL {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)
         let table = SQLIdentifier(joinTable, schema: schema)

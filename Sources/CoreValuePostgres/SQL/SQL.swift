@@ -11,7 +11,7 @@ import CoreValue
 /// let sql: SQL = "SELECT * FROM \(SQLIdentifier("Car")) WHERE \(SQLIdentifier("name")) = \(bind: .text(name))"
 /// sql.text   // SELECT * FROM "Car" WHERE "name" = $1
 /// ```
-public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
+package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
     enum Part: Sendable, Hashable {
         case text(String)
         case bind(SQLBind)
@@ -20,25 +20,25 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
     private(set) var parts: [Part]
 
     /// Creates SQL from a string literal written in source code.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         parts = value.isEmpty ? [] : [.text(value)]
     }
 
     /// Creates SQL from an interpolated string literal.
-    public init(stringInterpolation: StringInterpolation) {
+    package init(stringInterpolation: StringInterpolation) {
         parts = stringInterpolation.parts
     }
 
     /// Creates SQL from text that was not written as a literal. The caller guarantees it holds no user data.
-    public init(unsafeRaw text: String) {
+    package init(unsafeRaw text: String) {
         parts = text.isEmpty ? [] : [.text(text)]
     }
 
     /// Creates an empty fragment.
-    public init() { parts = [] }
+    package init() { parts = [] }
 
     /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
-    public var text: String {
+    package var text: String {
         var result = ""
         var number = 0
         for part in parts {
@@ -53,7 +53,7 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
     }
 
     /// The bound values, in placeholder order.
-    public var binds: [SQLBind] {
+    package var binds: [SQLBind] {
         parts.compactMap { part in
             if case .bind(let bind) = part { return bind }
             return nil
@@ -61,16 +61,16 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
     }
 
     /// The statement text (binds are never shown).
-    public var description: String { text }
+    package var description: String { text }
 
     /// Whether the fragment holds no text and no binds.
-    public var isEmpty: Bool { parts.isEmpty }
+    package var isEmpty: Bool { parts.isEmpty }
 
     /// Appends another fragment.
-    public mutating func append(_ other: SQL) { parts += other.parts }
+    package mutating func append(_ other: SQL) { parts += other.parts }
 
     /// Joins fragments with a separator fragment.
-    public static func joined(_ fragments: [SQL], separator: SQL) -> SQL {
+    package static func joined(_ fragments: [SQL], separator: SQL) -> SQL {
         var result = SQL()
         for (index, fragment) in fragments.enumerated() {
             if index > 0 { result.append(separator) }
@@ -80,44 +80,44 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
     }
 
     /// Concatenates two fragments.
-    public static func + (lhs: SQL, rhs: SQL) -> SQL {
+    package static func + (lhs: SQL, rhs: SQL) -> SQL {
         var result = lhs
         result.append(rhs)
         return result
     }
 
     /// Builds ``SQL`` from a literal with interpolated binds, identifiers and fragments.
-    public struct StringInterpolation: StringInterpolationProtocol {
+    package struct StringInterpolation: StringInterpolationProtocol {
         var parts: [Part] = []
 
         /// Reserves space for the interpolation.
-        public init(literalCapacity: Int, interpolationCount: Int) {
+        package init(literalCapacity: Int, interpolationCount: Int) {
             parts.reserveCapacity(interpolationCount * 2 + 1)
         }
 
         /// Appends literal SQL text from source code.
-        public mutating func appendLiteral(_ literal: String) {
+        package mutating func appendLiteral(_ literal: String) {
             if !literal.isEmpty { parts.append(.text(literal)) }
         }
 
         /// Appends a placeholder bound to a value.
-        public mutating func appendInterpolation(bind: SQLBind) {
+        package mutating func appendInterpolation(bind: SQLBind) {
             parts.append(.bind(bind))
         }
 
         /// Appends a placeholder bound to a value, followed by a cast to its type (`$1::bigint[]`).
-        public mutating func appendInterpolation(typedBind bind: SQLBind) {
+        package mutating func appendInterpolation(typedBind bind: SQLBind) {
             parts.append(.bind(bind))
             parts.append(.text("::" + bind.typeName))
         }
 
         /// Appends a quoted identifier.
-        public mutating func appendInterpolation(_ identifier: SQLIdentifier) {
+        package mutating func appendInterpolation(_ identifier: SQLIdentifier) {
             parts.append(.text(identifier.quoted))
         }
 
         /// Appends another fragment, its binds renumbered.
-        public mutating func appendInterpolation(_ fragment: SQL) {
+        package mutating func appendInterpolation(_ fragment: SQL) {
             parts += fragment.parts
         }
     }

@@ -5,31 +5,31 @@ import CoreValue
 /// Binds stay plain attribute values until a statement is executed, so SQL generation is pure code whose
 /// text and parameters can be compared in tests. The store converts them to the driver's wire values just
 /// before sending.
-public enum SQLBind: Sendable, Hashable {
+package enum SQLBind: Sendable, Hashable {
     /// One value of a column type; `.null` binds a typed SQL `NULL`.
     case scalar(AttributeType, AttributeValue)
     /// A one-dimensional array of a column type (`= ANY($1)`, `unnest($1::text[])`); elements may be null.
     case array(AttributeType, [AttributeValue])
 
     /// A `bigint` value.
-    public static func int64(_ value: Int64) -> SQLBind { .scalar(.int64, .int64(value)) }
+    package static func int64(_ value: Int64) -> SQLBind { .scalar(.int64, .int64(value)) }
 
     /// A `text` value.
-    public static func text(_ value: String) -> SQLBind { .scalar(.string, .string(value)) }
+    package static func text(_ value: String) -> SQLBind { .scalar(.string, .string(value)) }
 
     /// A `bigint[]` array.
-    public static func int64Array(_ values: [Int64]) -> SQLBind { .array(.int64, values.map { .int64($0) }) }
+    package static func int64Array(_ values: [Int64]) -> SQLBind { .array(.int64, values.map { .int64($0) }) }
 
     /// A nullable `bigint[]` array (`nil` elements are SQL `NULL`).
-    public static func optionalInt64Array(_ values: [Int64?]) -> SQLBind {
+    package static func optionalInt64Array(_ values: [Int64?]) -> SQLBind {
         .array(.int64, values.map { $0.map(AttributeValue.int64) ?? .null })
     }
 
     /// A `boolean[]` array.
-    public static func boolArray(_ values: [Bool]) -> SQLBind { .array(.bool, values.map { .bool($0) }) }
+    package static func boolArray(_ values: [Bool]) -> SQLBind { .array(.bool, values.map { .bool($0) }) }
 
     /// The PostgreSQL type name of the bind, as used in casts (`bigint`, `text[]`).
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .scalar(let type, _): return ColumnType.sqlName(of: type)
         case .array(let type, _): return ColumnType.sqlName(of: type) + "[]"

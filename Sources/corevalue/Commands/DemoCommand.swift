@@ -9,17 +9,18 @@ enum DemoCommand: Command {
     static let name = "demo"
     static let summary = "save, query, reorder and delete example structs, printing what it did"
     static let usage = """
-        usage: corevalue demo --url URL [--schema S]
+        usage: corevalue demo [--url URL] [--schema S]
 
         Runs the example model (employees in companies, unique authors, articles and categories, cars)
-        against the database: saves, queries, reorders, updates and deletes structs and prints what it
+        against the database (--url, or DATABASE_URL when it is absent, which keeps a password out of
+        `ps`): saves, queries, reorders, updates and deletes structs and prints what it
         wrote and read back. The schema (default corevalue_demo) must be migrated first (corevalue migrate
         --schema S); the demo empties its tables before it starts, so it can run again and again.
         """
 
     static func run(_ arguments: ParsedArguments) throws {
         try arguments.checkKnown(["url", "schema"])
-        let url = try arguments.required("url")
+        let url = try arguments.databaseURL()
         let schema = arguments.value("schema") ?? "corevalue_demo"
         let model = try ExampleModel.make()
         try emptyTables(url: url, schema: schema, model: model)
