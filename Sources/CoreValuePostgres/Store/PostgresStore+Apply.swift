@@ -7,7 +7,8 @@ extension PostgresStore {
     /// `INSERT` per entity (one `INSERT ... ON CONFLICT` per entity and identifier for unique entities), one
     /// `UPDATE` per entity and relationship for foreign keys to rows inserted later in the save, one `UPDATE`
     /// per entity (checked against the versions read), two statements per owning to-many relationship changed
-    /// (remove dropped links, add or move the others), one `DELETE` per entity. A serialization failure or
+    /// (remove dropped links, add or move the others), one `DELETE` per entity, and with a
+    /// ``notificationChannel`` one `pg_notify`. A serialization failure or
     /// deadlock repeats the whole transaction (up to ``maxAttempts``).
     ///
     /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
@@ -18,11 +19,18 @@ extension PostgresStore {
         guard !changes.isEmpty else { return SaveResult() }
         let plan = try SavePlan(mapping: mapping, changes: changes)
         let statements = writeStatements
+        let channel = notificationChannel
         return try withRetries {
             try withRunner { runner in
                 try runner.transaction { runner in
                     var execution = SaveExecution(plan: plan, statements: statements, runner: runner)
-                    return try execution.run()
+                    let result = try execution.run()
+                    if let channel {
+                        // Inside the transaction: PostgreSQL delivers it on commit only, never for a rollback.
+                        let payload = ChangePayload(changes: changes, result: result).encoded()
+                        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
+                    }
+                    return result
                 }
             }
         }

@@ -21,6 +21,10 @@ public final class PostgresStore: Store {
     public let schema: String?
     /// How many times a transaction that failed with a serialization failure or deadlock is tried in all.
     public let maxAttempts: Int
+    /// The channel each committed save announces its changes on (see ``ChangeListener``), or `nil`.
+    public let notificationChannel: String?
+    /// Where the store connects (the password redacted in descriptions).
+    public let configuration: ConnectionConfiguration
     let mapping: SchemaMapping
     let fetchStatements: FetchStatements
     let writeStatements: WriteStatements
@@ -38,14 +42,20 @@ public final class PostgresStore: Store {
     ///   - verifySchema: Whether to compare the database with the model now.
     ///   - checkoutTimeout: How long a call waits for a free pooled connection before it throws
     ///     ``PostgresStoreError/Code/poolTimeout``.
+    ///   - notificationChannel: When set, every committed save also sends one `NOTIFY` on this channel
+    ///     (inside its transaction, one more statement) listing the rows it changed; see ``ChangeListener``.
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
     ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
     ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
-    ///   size below 1 or a timeout that is not positive.
+    ///   size below 1, a timeout that is not positive, or a channel name that is empty or over 63 bytes.
     public init(
         configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
-        maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30)
+        maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30),
+        notificationChannel: String? = nil
     ) throws {
+        if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }
+        self.notificationChannel = notificationChannel
+        self.configuration = configuration
         self.model = model
         self.schema = schema
         self.maxAttempts = max(1, maxAttempts)
@@ -60,15 +70,29 @@ public final class PostgresStore: Store {
 
     /// Opens a store on a database given by a URL or `key=value` connection string.
     ///
-    /// - Throws: As ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:)``, and
-    ///   the driver's error for a malformed connection string.
+    /// - Throws: As
+    ///   ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:notificationChannel:)``,
+    ///   and the driver's error for a malformed connection string.
     public convenience init(
         url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
-        verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30)
+        verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30), notificationChannel: String? = nil
     ) throws {
         try self.init(
             configuration: try ConnectionConfiguration(url), model: model, schema: schema, poolSize: poolSize,
-            maxAttempts: maxAttempts, verifySchema: verifySchema, checkoutTimeout: checkoutTimeout)
+            maxAttempts: maxAttempts, verifySchema: verifySchema, checkoutTimeout: checkoutTimeout,
+            notificationChannel: notificationChannel)
+    }
+
+    /// A listener on this store's ``notificationChannel``, with a connection of its own.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when the store has no channel; the driver's
+    ///   connection errors.
+    public func makeChangeListener() throws -> ChangeListener {
+        guard let notificationChannel else {
+            throw PostgresStoreError(
+                .invalidConfiguration, "the store was opened without a notificationChannel; nothing to listen to")
+        }
+        return try ChangeListener(configuration: configuration, channel: notificationChannel)
     }
 
     /// The counters of the work done so far.
