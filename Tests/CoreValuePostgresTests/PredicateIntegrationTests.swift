@@ -18,7 +18,7 @@ import Testing
 
     @Test func everyPredicateKindMatchesASwiftFilter() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         try TestDatabase.withExampleStore { store, _, _ in
             var cars: [Car] = []
             var inserts: [ObjectChange] = []
