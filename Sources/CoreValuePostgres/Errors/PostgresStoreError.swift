@@ -9,7 +9,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
-            case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder
+            case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -35,6 +35,8 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         public static let migrationOutOfOrder = Code(.migrationOutOfOrder)
         /// The server returned something the store did not expect.
         public static let unexpectedResult = Code(.unexpectedResult)
+        /// A save was given to a store opened with `readOnly: true` (for example on a standby).
+        public static let readOnlyStore = Code(.readOnlyStore)
 
         /// The code's name.
         public var description: String { value.rawValue }

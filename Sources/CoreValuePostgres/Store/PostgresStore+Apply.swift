@@ -11,12 +11,17 @@ extension PostgresStore {
     /// ``notificationChannel`` one `pg_notify`. A serialization failure or
     /// deadlock repeats the whole transaction (up to ``maxAttempts``).
     ///
-    /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
+    /// - Throws: ``PostgresStoreError/Code/readOnlyStore`` for a read-only store, before anything is sent;
+    ///   `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
     ///   `CVManagedStructError` for keys, types and missing values; ``PostgresStoreError`` for a NUL character;
     ///   `DatabaseError` for constraint violations; the driver's `LibPQError(.commitOutcomeUnknown)` when the
     ///   connection broke during `COMMIT`. Nothing was changed unless the outcome is unknown.
     public func apply(_ changes: ChangeSet) throws -> SaveResult {
         guard !changes.isEmpty else { return SaveResult() }
+        guard !isReadOnly else {
+            throw PostgresStoreError(
+                .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
+        }
         let plan = try SavePlan(mapping: mapping, changes: changes)
         let statements = writeStatements
         let channel = notificationChannel

@@ -23,6 +23,9 @@ public final class PostgresStore: Store {
     public let maxAttempts: Int
     /// The channel each committed save announces its changes on (see ``ChangeListener``), or `nil`.
     public let notificationChannel: String?
+    /// Whether the store only reads (a standby, or a replica behind `target_session_attrs=prefer-standby`):
+    /// ``apply(_:)`` throws ``PostgresStoreError/Code/readOnlyStore`` before sending anything.
+    public let isReadOnly: Bool
     /// Where the store connects (the password redacted in descriptions).
     public let configuration: ConnectionConfiguration
     let mapping: SchemaMapping
@@ -44,6 +47,8 @@ public final class PostgresStore: Store {
     ///     ``PostgresStoreError/Code/poolTimeout``.
     ///   - notificationChannel: When set, every committed save also sends one `NOTIFY` on this channel
     ///     (inside its transaction, one more statement) listing the rows it changed; see ``ChangeListener``.
+    ///   - readOnly: Open a store that only fetches, for a hot standby: fetches run as they always do (in
+    ///     read-only transactions when they take several statements) and saves are refused up front.
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
     ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
     ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
@@ -51,10 +56,11 @@ public final class PostgresStore: Store {
     public init(
         configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
         maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30),
-        notificationChannel: String? = nil
+        notificationChannel: String? = nil, readOnly: Bool = false
     ) throws {
         if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }
         self.notificationChannel = notificationChannel
+        self.isReadOnly = readOnly
         self.configuration = configuration
         self.model = model
         self.schema = schema
@@ -71,16 +77,17 @@ public final class PostgresStore: Store {
     /// Opens a store on a database given by a URL or `key=value` connection string.
     ///
     /// - Throws: As
-    ///   ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:notificationChannel:)``,
+    ///   ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:notificationChannel:readOnly:)``,
     ///   and the driver's error for a malformed connection string.
     public convenience init(
         url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
-        verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30), notificationChannel: String? = nil
+        verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30), notificationChannel: String? = nil,
+        readOnly: Bool = false
     ) throws {
         try self.init(
             configuration: try ConnectionConfiguration(url), model: model, schema: schema, poolSize: poolSize,
             maxAttempts: maxAttempts, verifySchema: verifySchema, checkoutTimeout: checkoutTimeout,
-            notificationChannel: notificationChannel)
+            notificationChannel: notificationChannel, readOnly: readOnly)
     }
 
     /// A listener on this store's ``notificationChannel``, with a connection of its own.
