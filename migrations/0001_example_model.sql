@@ -1,23 +1,23 @@
 CREATE TABLE "Employee" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
-    "name" text NOT NULL,
+    "name" text COLLATE "C" NOT NULL,
     "age" smallint NOT NULL,
-    "position" text,
-    "department" text NOT NULL,
-    "job" text NOT NULL
+    "position" text COLLATE "C",
+    "department" text COLLATE "C" NOT NULL,
+    "job" text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE "Company" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
-    "name" text NOT NULL
+    "name" text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE "Shop" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
-    "name" text NOT NULL,
+    "name" text COLLATE "C" NOT NULL,
     "owner" bigint
 );
 
@@ -25,15 +25,15 @@ CREATE TABLE "Product" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
     "id" integer NOT NULL UNIQUE,
-    "name" text NOT NULL,
+    "name" text COLLATE "C" NOT NULL,
     "price" numeric NOT NULL
 );
 
 CREATE TABLE "Car" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
-    "name" text NOT NULL,
-    "kind" text NOT NULL,
+    "name" text COLLATE "C" NOT NULL,
+    "kind" text COLLATE "C" NOT NULL,
     "doors" integer NOT NULL,
     "mileage" bigint NOT NULL,
     "seats" smallint NOT NULL,
@@ -44,29 +44,29 @@ CREATE TABLE "Car" (
     "builtAt" timestamptz NOT NULL,
     "vin" uuid NOT NULL,
     "photo" bytea,
-    "nickname" text
+    "nickname" text COLLATE "C"
 );
 
 CREATE TABLE "Author" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
-    "id" text NOT NULL UNIQUE,
-    "name" text NOT NULL
+    "id" text COLLATE "C" NOT NULL UNIQUE,
+    "name" text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE "Article" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
     "id" bigint NOT NULL UNIQUE,
-    "title" text NOT NULL,
-    "text" text NOT NULL
+    "title" text COLLATE "C" NOT NULL,
+    "text" text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE "Category" (
     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "_version" bigint NOT NULL DEFAULT 1,
     "id" uuid NOT NULL UNIQUE,
-    "name" text NOT NULL
+    "name" text COLLATE "C" NOT NULL
 );
 
 CREATE TABLE "Company_employees" (
@@ -74,6 +74,7 @@ CREATE TABLE "Company_employees" (
     "member" bigint NOT NULL REFERENCES "Employee" ("_pk") ON DELETE CASCADE,
     "position" integer NOT NULL,
     PRIMARY KEY ("owner", "member"),
+    UNIQUE ("member") DEFERRABLE INITIALLY DEFERRED,
     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
 );
 
@@ -86,7 +87,8 @@ CREATE TABLE "Shop_products" (
 CREATE TABLE "Author_articles" (
     "owner" bigint NOT NULL REFERENCES "Author" ("_pk") ON DELETE CASCADE,
     "member" bigint NOT NULL REFERENCES "Article" ("_pk") ON DELETE CASCADE,
-    PRIMARY KEY ("owner", "member")
+    PRIMARY KEY ("owner", "member"),
+    UNIQUE ("member") DEFERRABLE INITIALLY DEFERRED
 );
 
 CREATE TABLE "Article_categories" (

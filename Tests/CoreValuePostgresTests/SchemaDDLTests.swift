@@ -29,16 +29,16 @@ import Testing
                 CREATE TABLE "s"."Team" (
                     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                     "_version" bigint NOT NULL DEFAULT 1,
-                    "code" text NOT NULL UNIQUE,
+                    "code" text COLLATE "C" NOT NULL UNIQUE,
                     "size" integer NOT NULL DEFAULT 5,
-                    "motto" text DEFAULT 'it''s "fine"',
+                    "motto" text COLLATE "C" DEFAULT 'it''s "fine"',
                     "captain" bigint
                 );
 
                 CREATE TABLE "s"."Player" (
                     "_pk" bigint NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                     "_version" bigint NOT NULL DEFAULT 1,
-                    "name" text NOT NULL,
+                    "name" text COLLATE "C" NOT NULL,
                     "mentor" bigint
                 );
 
@@ -47,6 +47,7 @@ import Testing
                     "member" bigint NOT NULL REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE,
                     "position" integer NOT NULL,
                     PRIMARY KEY ("owner", "member"),
+                    UNIQUE ("member") DEFERRABLE INITIALLY DEFERRED,
                     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
                 );
 

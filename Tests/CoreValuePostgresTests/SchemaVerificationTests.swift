@@ -19,15 +19,15 @@ import Testing
                 }
             }
             let s = SQLIdentifier.quote(schema)
-            // "size" has the wrong type, "motto" the wrong nullability, "name" is missing from Player,
-            // and the join table is missing.
+            // "name" has the database's collation instead of "C", "size" the wrong type, "motto" the wrong
+            // nullability, "name" is missing from Player, and the join table is missing.
             try TestDatabase.execute(
                 url,
                 """
                 CREATE SCHEMA \(s);
                 CREATE TABLE \(s)."Team" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                     "_version" bigint NOT NULL DEFAULT 1, "name" text NOT NULL, "size" bigint NOT NULL,
-                    "motto" text NOT NULL);
+                    "motto" text COLLATE "C" NOT NULL);
                 CREATE TABLE \(s)."Player" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                     "_version" bigint NOT NULL DEFAULT 1);
                 """)
@@ -36,11 +36,12 @@ import Testing
             } throws: { error in
                 guard let error = error as? PostgresStoreError, error.code == .schemaMismatch else { return false }
                 return error.mismatches == [
+                    #"column "Team"."name" has collation default, expected C"#,
                     #"column "Team"."size" has type bigint, expected integer"#,
                     #"column "Team"."motto" is NOT NULL, expected nullable"#,
                     #"column "Player"."name" is missing (expected text)"#,
                     #"table "Team_players" is missing"#,
-                ] && error.description.contains("4 differences")
+                ] && error.description.contains("5 differences")
             }
             let emptySchema = schema + "_empty"
             defer {
@@ -76,9 +77,9 @@ import Testing
                 """
                 CREATE SCHEMA \(s);
                 CREATE TABLE \(s)."Team" ("_pk" bigint PRIMARY KEY, "_version" bigint NOT NULL DEFAULT 1,
-                    "code" text NOT NULL, "captain" bigint);
+                    "code" text COLLATE "C" NOT NULL, "captain" bigint);
                 CREATE TABLE \(s)."Player" ("_pk" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                    "_version" bigint NOT NULL DEFAULT 1, "name" text NOT NULL);
+                    "_version" bigint NOT NULL DEFAULT 1, "name" text COLLATE "C" NOT NULL);
                 CREATE TABLE \(s)."Team_players" (
                     "owner" bigint NOT NULL REFERENCES \(s)."Team" ("_pk") ON DELETE CASCADE,
                     "member" bigint NOT NULL REFERENCES \(s)."Player" ("_pk") ON DELETE SET NULL,

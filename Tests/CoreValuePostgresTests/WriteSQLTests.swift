@@ -77,7 +77,7 @@ import Testing
         let unordered = statements.link(joinTable: "Shop_products", pairs: pairs, positions: nil)
         #expect(
             unordered.text
-                == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING"#
+                == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT ("owner", "member") DO NOTHING"#
         )
     }
 

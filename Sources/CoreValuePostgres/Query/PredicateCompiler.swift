@@ -4,7 +4,8 @@ import CoreValue
 ///
 /// Every key must name an attribute (or, for `isNull` and equality with a key, a to-one relationship);
 /// every operand is bound, coerced to the column's type. String matches escape `%`, `_` and `\` in their
-/// operand; case-insensitive ones use `ILIKE`.
+/// operand; case-insensitive ones use `ILIKE` under the database's default collation (text columns are
+/// `COLLATE "C"`, whose case folding is ASCII only).
 struct PredicateCompiler {
     let mapping: SchemaMapping
     let entity: Entity
@@ -70,8 +71,10 @@ struct PredicateCompiler {
             case .beginsWith: pattern = Self.escapeLike(operand) + "%"
             case .endsWith: pattern = "%" + Self.escapeLike(operand)
             }
-            let op: SQL = caseInsensitive ? "ILIKE" : "LIKE"
-            return "\(column(key)) \(op) \(bind: .text(pattern))"
+            guard caseInsensitive else { return "\(column(key)) LIKE \(bind: .text(pattern))" }
+            // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only; fold case with the
+            // database's default collation instead, as Swift's lowercased() folds all of Unicode.
+            return "\(column(key)) COLLATE \"default\" ILIKE \(bind: .text(pattern))"
         }
     }
 

@@ -139,7 +139,7 @@ package struct WriteStatements: Sendable {
         let members: SQL = "\(typedBind: .int64Array(pairs.map(\.member)))"
         guard let positions else {
             return "INSERT INTO \(table) AS j (\(owner), \(member)) SELECT * FROM unnest(\(owners), \(members)) "
-                + "ON CONFLICT DO NOTHING"
+                + "ON CONFLICT (\(owner), \(member)) DO NOTHING"
         }
         let position = SQLIdentifier(SchemaMapping.positionColumn)
         let bind = SQLBind.array(.int32, positions.map { .int32($0) })

@@ -9,6 +9,8 @@ struct SchemaCatalog {
         var type: String
         var isNullable: Bool
         var isIdentity: Bool
+        /// The column's collation name; empty for types without one.
+        var collation: String
     }
 
     /// A unique index usable as an `ON CONFLICT` arbiter or a primary key: plain columns, no predicate.
@@ -51,8 +53,10 @@ struct SchemaCatalog {
     }
 
     static func columnsQuery(_ schema: String?) -> SQL {
-        "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, NULL), NOT a.attnotnull, a.attidentity <> '' "
+        "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, NULL), NOT a.attnotnull, a.attidentity <> '', "
+            + "coalesce(coll.collname::text, '') "
             + "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+            + "LEFT JOIN pg_collation coll ON coll.oid = a.attcollation "
             + "WHERE c.relnamespace = \(namespace(schema)) AND c.relkind IN ('r', 'p') AND a.attnum > 0 "
             + "AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
     }
@@ -86,7 +90,8 @@ struct SchemaCatalog {
                 try columns.decode(String.self, row: row, column: 1)] = Column(
                     type: try columns.decode(String.self, row: row, column: 2),
                     isNullable: try columns.decode(Bool.self, row: row, column: 3),
-                    isIdentity: try columns.decode(Bool.self, row: row, column: 4))
+                    isIdentity: try columns.decode(Bool.self, row: row, column: 4),
+                    collation: try columns.decode(String.self, row: row, column: 5))
         }
         let indexes = try run(uniqueIndexesQuery(schema))
         for row in 0..<indexes.rowCount {

@@ -17,6 +17,9 @@ public struct SchemaMapping: Sendable {
     public static let memberColumn = "member"
     /// The position column of an ordered join table.
     public static let positionColumn = "position"
+    /// The collation of text columns: `C`, byte order, so sorting and comparisons agree with `MemoryStore` and
+    /// do not depend on the database's locale.
+    public static let textCollation = "C"
 
     /// The model.
     public let model: ManagedObjectModel
@@ -58,7 +61,8 @@ public struct SchemaMapping: Sendable {
             columns.append(
                 ColumnDefinition(
                     name: attribute.name, sqlType: ColumnType.sqlName(of: attribute.type),
-                    isNullable: attribute.isOptional, constraints: constraints.joined(separator: " ")))
+                    isNullable: attribute.isOptional, constraints: constraints.joined(separator: " "),
+                    collation: attribute.type == .string ? Self.textCollation : nil))
         }
         var foreignKeys: [ForeignKeyDefinition] = []
         for relationship in foreignKeyRelationships(of: entity) {
@@ -83,6 +87,12 @@ public struct SchemaMapping: Sendable {
                 ColumnDefinition(name: Self.memberColumn, sqlType: "bigint", isNullable: false),
             ]
             var constraints = ["PRIMARY KEY (\(owner), \(member))"]
+            // One-to-many: a member belongs to one owner at most. Deferred, so a save may move members
+            // between owners in any statement order.
+            let isOneToMany = model.inverse(of: relationship).map { !$0.relationship.isToMany } ?? false
+            if isOneToMany {
+                constraints.append("UNIQUE (\(member)) DEFERRABLE INITIALLY DEFERRED")
+            }
             if relationship.kind == .orderedToMany {
                 columns.append(ColumnDefinition(name: Self.positionColumn, sqlType: "integer", isNullable: false))
                 let position = SQLIdentifier.quote(Self.positionColumn)

@@ -40,6 +40,7 @@ public struct SchemaPrinter: Sendable {
     private func createTable(_ table: TableDefinition) -> String {
         var lines = table.columns.map { column in
             var line = "    \(SQLIdentifier.quote(column.name)) \(column.sqlType)"
+            if let collation = column.collation { line += " COLLATE \(SQLIdentifier.quote(collation))" }
             if !column.isNullable { line += " NOT NULL" }
             if !column.constraints.isEmpty { line += " " + column.constraints }
             if let key = table.foreignKeys.first(where: { $0.column == column.name }), isInline(key, of: table) {

@@ -39,6 +39,19 @@ struct SchemaVerifier {
                     "column \(quoted).\(SQLIdentifier(column)) has no UNIQUE constraint (unique attribute, the "
                         + "upsert key; a deferrable one cannot serve ON CONFLICT)")
             }
+            if table.isJoinTable,
+                table.tableConstraints.contains(where: {
+                    $0.hasPrefix("UNIQUE (\(SQLIdentifier.quote(SchemaMapping.memberColumn)))")
+                })
+            {
+                let expected = [SchemaMapping.memberColumn]
+                let found = catalog.uniqueConstraints[table.name] ?? []
+                if !found.contains(where: { $0.columns == expected && $0.isDeferrable && $0.isInitiallyDeferred }) {
+                    problems.append(
+                        "table \(quoted) has no UNIQUE (\(list(expected))) DEFERRABLE INITIALLY DEFERRED "
+                            + "(a member of a one-to-many relationship has one owner)")
+                }
+            }
             if table.columns.contains(where: { $0.name == SchemaMapping.positionColumn }), table.isJoinTable {
                 let expected = [SchemaMapping.ownerColumn, SchemaMapping.positionColumn]
                 let found = catalog.uniqueConstraints[table.name] ?? []
@@ -63,6 +76,11 @@ struct SchemaVerifier {
             let expected = ColumnType.informationSchemaName(of: column.sqlType)
             if actual.type != expected {
                 problems.append("column \(name) has type \(actual.type), expected \(expected)")
+            }
+            if let collation = column.collation, actual.collation != collation {
+                problems.append(
+                    "column \(name) has collation \(actual.collation.isEmpty ? "default" : actual.collation), "
+                        + "expected \(collation)")
             }
             if actual.isNullable != column.isNullable {
                 problems.append(

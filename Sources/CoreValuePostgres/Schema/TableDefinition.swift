@@ -8,13 +8,16 @@ public struct ColumnDefinition: Sendable, Hashable {
     public var isNullable: Bool
     /// The rest of the column's DDL after type and nullability: identity, default, `UNIQUE`, `PRIMARY KEY`.
     public var constraints: String
+    /// The collation (`C` for text: byte order, as `MemoryStore` compares), or `nil` for the type's default.
+    public var collation: String?
 
     /// Creates a column definition.
-    public init(name: String, sqlType: String, isNullable: Bool, constraints: String = "") {
+    public init(name: String, sqlType: String, isNullable: Bool, constraints: String = "", collation: String? = nil) {
         self.name = name
         self.sqlType = sqlType
         self.isNullable = isNullable
         self.constraints = constraints
+        self.collation = collation
     }
 }
 
