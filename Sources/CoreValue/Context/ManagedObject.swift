@@ -236,6 +236,34 @@ public final class ManagedObject {
         links[key]?.remove(at: position)
     }
 
+    /// Removes the links to several objects from a relationship in one pass, recording the change.
+    func removeLinks(to objects: [ManagedObject], _ key: String) {
+        guard let current = links[key], !objects.isEmpty else { return }
+        if objects.count == 1 {
+            removeLink(to: objects[0], key)
+            return
+        }
+        let identities = Set(objects.map(ObjectIdentifier.init))
+        let keys = Set(objects.compactMap(\.objectID.primaryKey))
+        let kept = current.filter { link in
+            switch link {
+            case .object(let linked): return !identities.contains(ObjectIdentifier(linked))
+            case .key(let primaryKey): return !keys.contains(primaryKey)
+            }
+        }
+        guard kept.count != current.count else { return }
+        recordOriginalLinks(key)
+        links[key] = kept
+    }
+
+    /// Forgets the recorded original links of `key` when the current links are the same again.
+    func dropUnchangedLinks(_ key: String) {
+        guard let original = originalLinks[key] else { return }
+        let current = links[key] ?? []
+        guard original.count == current.count, zip(original, current).allSatisfy({ $0.same(as: $1) }) else { return }
+        originalLinks[key] = nil
+    }
+
     /// Appends a link to `object`, recording the change (in place: appending n links costs O(n)).
     func appendLink(to object: ManagedObject, _ key: String) {
         recordOriginalLinks(key)
@@ -265,6 +293,15 @@ enum Link {
     var object: ManagedObject? {
         if case .object(let object) = self { return object }
         return nil
+    }
+
+    /// Whether two links point to the same object.
+    func same(as other: Link) -> Bool {
+        switch (self, other) {
+        case (.key(let lhs), .key(let rhs)): return lhs == rhs
+        case (_, .object(let object)): return refers(to: object)
+        case (.object(let object), _): return other.refers(to: object)
+        }
     }
 
     /// Whether the link points to `object` (by identity, or by its stored key).

@@ -39,9 +39,25 @@ extension ManagedObjectContext {
                 }
             }
         }
+        var unlinked: [ObjectIdentifier: (ManagedObject, [String: [ManagedObject]])] = [:]
+        var unlinkOrder: [ManagedObject] = []
         for (victim, inverseKey, survivors) in related {
-            for survivor in survivors { survivor.removeLink(to: victim, inverseKey) }
+            for survivor in survivors {
+                let identity = ObjectIdentifier(survivor)
+                if unlinked[identity] == nil {
+                    unlinked[identity] = (survivor, [:])
+                    unlinkOrder.append(survivor)
+                }
+                unlinked[identity]?.1[inverseKey, default: []].append(victim)
+            }
         }
+        for survivor in unlinkOrder {
+            for (key, victims) in unlinked[ObjectIdentifier(survivor)]?.1 ?? [:] {
+                recordLinksForUndo(survivor, key)
+                survivor.removeLinks(to: victims, key)
+            }
+        }
+        undoLog?.victims += doomed
         for victim in doomed {
             dropUnique(victim)
             victim.isDeletedFlag = true

@@ -33,6 +33,8 @@ public final class ManagedObjectContext {
     var uniqueIndex: [UniqueValue: ManagedObject] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
     var missingIDs: Set<ManagedObjectID> = []
+    /// What the struct-level operation in progress did, so that a failure can undo it.
+    var undoLog: UndoLog?
     /// Struct layouts resolved against the model, per struct type.
     let layouts = LayoutCache()
 
@@ -175,6 +177,16 @@ public final class ManagedObjectContext {
     }
 
     // MARK: Change tracking
+
+    /// Drops the inserted-list entries at and after `mark`.
+    func removeInserted(from mark: Int) {
+        insertedList.removeSubrange(mark...)
+    }
+
+    /// Drops the deleted-list entries at and after `mark`.
+    func removeDeleted(from mark: Int) {
+        deletedList.removeSubrange(mark...)
+    }
 
     func attributeDidChange(_ object: ManagedObject, key: String, from old: AttributeValue, to new: AttributeValue) {
         markChanged(object)

@@ -25,7 +25,7 @@ struct SuiteCase: Sendable, CustomTestStringConvertible {
 /// Every store-generic behaviour case.
 enum StoreSuite {
     static let all: [SuiteCase] =
-        BoxingSuite.cases + PersistenceSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
+        BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
         + RelationshipSuite.cases + RandomPredicateSuite.cases
 }
 
