@@ -121,6 +121,12 @@ struct RecordBuilder {
         if let unique = value as? any BoxingUniqueStruct {
             let key = Swift.type(of: unique).IdentifierName
             let attribute = try info.attribute(key)
+            guard attribute.isUnique else {
+                throw CVManagedStructError.invalidModel(
+                    entity: info.name, key: key,
+                    message: "\(Swift.type(of: unique)) is identified by '\(key)', which the model does not mark "
+                        + "unique: true")
+            }
             let raw = unique.IdentifierValue().attributeValue
             guard let converted = raw.converted(to: attribute.type), !converted.isNull else {
                 throw CVManagedStructError.typeMismatch(

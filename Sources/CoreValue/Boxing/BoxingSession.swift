@@ -132,7 +132,7 @@ struct BoxingSession {
                     object = shared
                 } else {
                     object = try context.insert(entityName: record.info.name)
-                    if record.info.attributes[key]?.isUnique == true { object.upsertKey = key }
+                    object.upsertKey = key
                     try object.assign(value, forKey: key)
                 }
                 object.isIdentifiedByValue = true
