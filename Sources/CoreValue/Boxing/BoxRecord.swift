@@ -26,6 +26,9 @@ final class BoxRecord {
     let identity: Identity
     var attributes: [(Attribute, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
+    /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
+    /// attribute of the entity.
+    var attributeNames: Set<String>?
     /// The object the record resolved to (phase two) or was written into (phase three).
     var object: ManagedObject?
 
@@ -65,6 +68,7 @@ struct RecordBuilder {
         let info = plan.info
         let record = BoxRecord(info: info, identity: try identity(of: value, info))
         record.attributes.reserveCapacity(plan.attributeCount)
+        record.attributeNames = plan.attributeNames
         for (child, field) in zip(mirror.children, plan.fields) {
             switch field {
             case .skip: continue
@@ -213,14 +217,17 @@ final class LayoutCache {
         let info: EntityIndex
         let fields: [Field]
         let attributeCount: Int
+        /// The names of the type's attributes; `nil` when the type has every attribute of the entity. An
+        /// upsert sends only these, so that it leaves the other columns of an existing row alone.
+        let attributeNames: Set<String>?
 
         init(info: EntityIndex, fields: [Field]) {
             self.info = info
             self.fields = fields
-            self.attributeCount = fields.reduce(0) { count, field in
-                if case .attribute = field { return count + 1 }
-                return count
-            }
+            var names = Set<String>()
+            for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
+            self.attributeCount = names.count
+            self.attributeNames = names.count == info.entity.attributes.count ? nil : names
         }
     }
 

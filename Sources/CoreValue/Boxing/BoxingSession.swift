@@ -103,6 +103,14 @@ struct BoxingSession {
     /// Phase three: writes a record (and its children first) into its object.
     private func write(_ record: BoxRecord) throws -> ManagedObject {
         let object = try self.object(for: record)
+        if object.upsertKey != nil, let current = object.upsertAttributes {
+            // An object shared by records of several struct types upserts what any of them set.
+            if let names = record.attributeNames {
+                if !current.isSuperset(of: names) { object.upsertAttributes = current.union(names) }
+            } else {
+                object.upsertAttributes = nil
+            }
+        }
         for (attribute, value) in record.attributes {
             if object.isInsertedFlag, !object.isDeletedFlag, !attribute.isUnique {
                 // A new object has no original values to track and no unique index entry to move.
@@ -133,6 +141,8 @@ struct BoxingSession {
                 } else {
                     object = try context.insert(entityName: record.info.name)
                     object.upsertKey = key
+                    object.upsertAttributes = record.attributeNames
+                    if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
                     try object.assign(value, forKey: key)
                 }
                 object.isIdentifiedByValue = true

@@ -33,6 +33,8 @@ public final class ManagedObject {
     var originalLinks: [String: [Link]] = [:]
     /// For an object inserted by a unique struct: the attribute to upsert on.
     var upsertKey: String?
+    /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
+    var upsertAttributes: Set<String>?
     /// Whether a unique struct last wrote this object: its identity is its identifier, so updates are not
     /// checked against the version read (last writer wins, as with the upsert that inserts it).
     var isIdentifiedByValue = false
@@ -125,6 +127,7 @@ public final class ManagedObject {
             originalAttributes[key] = old
         }
         attributes[key] = value
+        if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
         managedObjectContext?.attributeDidChange(self, key: key, from: old, to: value)
     }
 

@@ -14,14 +14,21 @@ extension ManagedObjectContext {
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {
-            try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
             var toOne: [String: ManagedObjectID?] = [:]
             for (key, storage) in object.info.storage where storage == .foreignKey {
                 if let target = linkedID(object, key) { toOne[key] = .some(target) }
             }
+            var attributes = object.attributes
+            if object.upsertKey != nil, let names = object.upsertAttributes {
+                // The upsert's update must not overwrite columns the struct does not have; a new row gets
+                // the store's defaults for them.
+                attributes = attributes.filter { names.contains($0.key) }
+                try checkRequired(object, keys: Array(attributes.keys))
+            } else {
+                try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
+            }
             changes.inserts.append(
-                ObjectChange(
-                    id: object.objectID, attributes: object.attributes, toOne: toOne, upsertKey: object.upsertKey))
+                ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey))
             changes.relationships += memberLists(object, keys: object.info.storage.keys.sorted())
         }
         for object in changed {
@@ -144,6 +151,7 @@ extension ManagedObjectContext {
             registry[object.info.name, default: [:]][object.objectID] = object
             object.isInsertedFlag = false
             object.upsertKey = nil
+            object.upsertAttributes = nil
             addUnique(object)
         }
         for object in changedList {
