@@ -35,7 +35,8 @@ struct BoxingSession {
             }
             switch record.identity {
             case .new: continue
-            case .objectID(let id):
+            case .objectID(let temporaryOrPermanent):
+                let id = context.permanentID(for: temporaryOrPermanent)
                 if context.registeredObject(for: id) == nil, !id.isTemporary, seenIDs.insert(id).inserted {
                     wantedIDs.append(id)
                 }

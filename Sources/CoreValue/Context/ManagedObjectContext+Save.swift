@@ -145,6 +145,7 @@ extension ManagedObjectContext {
                 if let previous = registry[object.info.name]?[permanent], previous !== object {
                     dropUnique(previous)
                 }
+                savedIDs[object.objectID] = permanent
                 object.objectID = permanent
                 object.version = result.versions[permanent]
             }

@@ -31,6 +31,9 @@ public final class ManagedObjectContext {
     var deletedList: [ManagedObject] = []
     /// The registered, not deleted object holding each unique attribute value.
     var uniqueIndex: [UniqueValue: ManagedObject] = [:]
+    /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
+    /// before the save still finds its object.
+    var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
     var missingIDs: Set<ManagedObjectID> = []
     /// What the struct-level operation in progress did, so that a failure can undo it.
@@ -69,8 +72,16 @@ public final class ManagedObjectContext {
     }
 
     /// The registered object with this ID, if any; never calls the store.
+    ///
+    /// The temporary ID of an object inserted here finds the object also after the save gave it a permanent ID.
     public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
-        registry[id.entityName]?[id]
+        registry[id.entityName]?[permanentID(for: id)]
+    }
+
+    /// The permanent ID an object inserted here with temporary ID `id` got when saved; `id` itself otherwise.
+    func permanentID(for id: ManagedObjectID) -> ManagedObjectID {
+        guard id.isTemporary else { return id }
+        return savedIDs[id] ?? id
     }
 
     /// Whether the context has unsaved inserts, changes or deletes.
@@ -109,6 +120,7 @@ public final class ManagedObjectContext {
     /// - Throws: ``CVManagedStructError/objectNotFound(_:)`` when no stored row has the ID (or a temporary
     ///   ID is not registered here), ``CVManagedStructError/unknownEntity(_:)``, or the store's error.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let id = permanentID(for: id)
         if let object = registeredObject(for: id), !object.isDeletedFlag { return object }
         guard !id.isTemporary, registeredObject(for: id) == nil else { throw CVManagedStructError.objectNotFound(id) }
         _ = try index.entity(id.entityName)
