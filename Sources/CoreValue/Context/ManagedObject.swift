@@ -188,7 +188,8 @@ public final class ManagedObject {
     }
 
     /// Replaces the destinations of a to-many relationship (their order is kept for an ordered one); the
-    /// inverse is updated on both sides. Objects no longer listed are unlinked, not deleted.
+    /// inverse is updated on both sides. Objects no longer listed are unlinked, not deleted; but an empty list
+    /// for a relationship whose delete rule is `cascade` deletes every member.
     ///
     /// - Throws: See ``setObject(_:forKey:)``.
     public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {

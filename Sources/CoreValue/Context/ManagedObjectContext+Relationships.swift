@@ -71,6 +71,10 @@ extension ManagedObjectContext {
         for candidate in newObjects where newIDs.insert(ObjectIdentifier(candidate)).inserted {
             objects.append(candidate)
         }
+        if objects.isEmpty, relationship.isToMany, relationship.deleteRule == .cascade {
+            // Clearing a cascading to-many deletes its members (DESIGN section 4); deleting unlinks them.
+            for member in try resolve(object, key) where !member.isDeletedFlag { try delete(member) }
+        }
         let old = object.links[key] ?? []
         if old.count == objects.count, zip(old, objects).allSatisfy({ $0.refers(to: $1) }) { return }
         guard let inverse = object.info.inverses[key] else {
