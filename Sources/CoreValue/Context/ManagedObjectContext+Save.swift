@@ -1,7 +1,10 @@
 extension ManagedObjectContext {
     /// Writes every pending insert, change and delete in one ``Store/apply(_:)`` call: everything or nothing.
     ///
-    /// On success inserted objects get permanent IDs and every written object its new version. On failure
+    /// Every changed stored object is checked against the version it was read at, also when only its links
+    /// changed (a member list, or a to-one stored on the other side); objects last written by a unique struct
+    /// are not (last writer wins). On success inserted objects get permanent IDs and every written object its
+    /// new version. On failure
     /// nothing is changed in the store and every change stays pending, so the caller may fix and retry, or
     /// ``rollback()``.
     ///
@@ -39,7 +42,9 @@ extension ManagedObjectContext {
             for key in object.originalLinks.keys where object.info.storage[key] == .foreignKey {
                 toOne[key] = .some(linkedID(object, key))
             }
-            if !attributes.isEmpty || !toOne.isEmpty {
+            // An object whose links changed is version-checked (and its version bumped) even when no column
+            // of its own row changes: two contexts changing one owner's member list must not both win.
+            if !attributes.isEmpty || !toOne.isEmpty || !object.originalLinks.isEmpty {
                 changes.updates.append(
                     ObjectChange(
                         id: object.objectID, version: object.isIdentifiedByValue ? nil : object.version,
