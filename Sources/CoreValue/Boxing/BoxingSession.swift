@@ -74,7 +74,6 @@ struct BoxingSession {
                 record.object = object
             case .unique(let key, let value):
                 record.object = context.uniqueObject(record.info.name, key, value)
-                record.object?.isIdentifiedByValue = true
             }
             if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
             for (name, targets) in record.relationships {
@@ -104,6 +103,8 @@ struct BoxingSession {
     /// Phase three: writes a record (and its children first) into its object.
     private func write(_ record: BoxRecord) throws -> ManagedObject {
         let object = try self.object(for: record)
+        // Set only now that reflection and resolution succeeded: a failed boxing leaves the object checked.
+        if case .unique = record.identity { object.isIdentifiedByValue = true }
         if object.upsertKey != nil, let current = object.upsertAttributes {
             // An object shared by records of several struct types upserts what any of them set.
             if let names = record.attributeNames {
@@ -146,7 +147,6 @@ struct BoxingSession {
                     if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
                     try object.assign(value, forKey: key)
                 }
-                object.isIdentifiedByValue = true
             } else {
                 object = try context.insert(entityName: record.info.name)
             }

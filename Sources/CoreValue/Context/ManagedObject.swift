@@ -35,8 +35,9 @@ public final class ManagedObject {
     var upsertKey: String?
     /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
     var upsertAttributes: Set<String>?
-    /// Whether a unique struct last wrote this object: its identity is its identifier, so updates are not
-    /// checked against the version read (last writer wins, as with the upsert that inserts it).
+    /// Whether a unique struct wrote this object since the last save: its identity is its identifier, so the
+    /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
+    /// Set once boxing succeeded; cleared by save and rollback.
     var isIdentifiedByValue = false
     var isInsertedFlag = false
     var isDeletedFlag = false

@@ -81,6 +81,7 @@ extension ManagedObjectContext {
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
             object.isListedAsChanged = false
+            object.isIdentifiedByValue = false
         }
         for object in deletedList { object.isDeletedFlag = false }
         for object in changedList + deletedList { addUnique(object) }
@@ -164,6 +165,7 @@ extension ManagedObjectContext {
             if let version = result.versions[object.objectID] { object.version = version }
         }
         for object in insertedList + changedList {
+            object.isIdentifiedByValue = false
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
             object.isListedAsChanged = false
