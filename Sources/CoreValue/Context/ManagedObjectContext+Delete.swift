@@ -64,7 +64,7 @@ extension ManagedObjectContext {
             if victim.isInsertedFlag {
                 registry[victim.info.name]?[victim.objectID] = nil
             } else {
-                deletedList.append(victim)
+                pendingDeletes.append(victim)
             }
         }
     }

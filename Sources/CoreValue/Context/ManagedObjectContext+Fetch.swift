@@ -2,9 +2,11 @@ extension ManagedObjectContext {
     /// The objects matching a request, including the context's unsaved changes.
     ///
     /// When the entity has no pending changes, the store answers the request as is. Otherwise the store's
-    /// matches (without the window) are merged with the pending inserted and changed objects, the predicate
-    /// is evaluated in memory on the current values, deleted objects are dropped, and the result is sorted
-    /// (ties by primary key, unsaved objects last in insertion order) and windowed.
+    /// first `offset + limit + k` matches (k: the entity's changed and deleted objects, each of which can
+    /// drop one stored row out of the window) are merged with the pending inserted and changed objects, the
+    /// predicate is evaluated in memory on the current values, deleted objects are dropped, and the result is
+    /// sorted (ties by primary key, unsaved objects last in insertion order) and windowed. Only the pending
+    /// objects of the request's entity are looked at.
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` before any store call, or the
@@ -12,23 +14,26 @@ extension ManagedObjectContext {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let request = try request.validated(in: model)
         let info = try index.entity(request.entityName)
-        let pending = pendingObjects(of: info.name)
-        guard !pending.isEmpty || deletedList.contains(where: { $0.info.name == info.name }) else {
+        let inserted = pendingInserts.of(info.name)
+        let changed = pendingChanges.of(info.name).filter(\.hasChanges)
+        let deletedCount = pendingDeletes.of(info.name).count
+        let pending = inserted.filter { !$0.isDeletedFlag } + changed
+        guard !pending.isEmpty || deletedCount > 0 else {
             return try store.fetch(request).map { try register($0) }
         }
-        var unwindowed = request
-        unwindowed.fetchLimit = nil
-        unwindowed.fetchOffset = 0
+        var widened = request
+        widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
+        widened.fetchOffset = 0
         var candidates: [ManagedObject] = []
         var seen = Set<ObjectIdentifier>()
-        for snapshot in try store.fetch(unwindowed) {
+        for snapshot in try store.fetch(widened) {
             let object = try register(snapshot)
             if seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
         }
         for object in pending where seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
         var matching = candidates.filter { !$0.isDeletedFlag && matches(request.predicate, $0) }
         let order = Dictionary(
-            insertedList.enumerated().map { (ObjectIdentifier($1), $0) }, uniquingKeysWith: { first, _ in first })
+            inserted.enumerated().map { (ObjectIdentifier($1), $0) }, uniquingKeysWith: { first, _ in first })
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(
@@ -57,11 +62,5 @@ extension ManagedObjectContext {
                     return true
                 }
             })
-    }
-
-    /// Inserted and changed objects of an entity.
-    private func pendingObjects(of entityName: String) -> [ManagedObject] {
-        insertedList.filter { $0.info.name == entityName && !$0.isDeletedFlag }
-            + changedList.filter { $0.info.name == entityName && $0.hasChanges }
     }
 }

@@ -85,9 +85,9 @@ extension ManagedObjectContext {
         }
         for object in deletedList { object.isDeletedFlag = false }
         for object in changedList + deletedList { addUnique(object) }
-        insertedList.removeAll()
-        changedList.removeAll()
-        deletedList.removeAll()
+        pendingInserts.removeAll()
+        pendingChanges.removeAll()
+        pendingDeletes.removeAll()
     }
 
     private func checkRequired(_ object: ManagedObject, keys: [String]) throws {
@@ -175,9 +175,9 @@ extension ManagedObjectContext {
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
         }
-        insertedList.removeAll()
-        changedList.removeAll()
-        deletedList.removeAll()
+        pendingInserts.removeAll()
+        pendingChanges.removeAll()
+        pendingDeletes.removeAll()
     }
 
     func dropUnique(_ object: ManagedObject) {

@@ -24,11 +24,14 @@ public final class ManagedObjectContext {
     /// Registered objects by entity, then ID.
     var registry: [String: [ManagedObjectID: ManagedObject]] = [:]
     /// Objects inserted since the last save, in insertion order (deleted ones are skipped when saving).
-    var insertedList: [ManagedObject] = []
+    var pendingInserts = PendingList()
     /// Stored objects changed since the last save.
-    var changedList: [ManagedObject] = []
+    var pendingChanges = PendingList()
     /// Stored objects deleted since the last save.
-    var deletedList: [ManagedObject] = []
+    var pendingDeletes = PendingList()
+    var insertedList: [ManagedObject] { pendingInserts.all }
+    var changedList: [ManagedObject] { pendingChanges.all }
+    var deletedList: [ManagedObject] { pendingDeletes.all }
     /// The registered, not deleted object holding each unique attribute value.
     var uniqueIndex: [UniqueValue: ManagedObject] = [:]
     /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
@@ -107,7 +110,7 @@ public final class ManagedObjectContext {
         let object = ManagedObject(info: info, objectID: .temporary(entityName), context: self)
         object.isInsertedFlag = true
         registry[entityName, default: [:]][object.objectID] = object
-        insertedList.append(object)
+        pendingInserts.append(object)
         for attribute in info.uniqueAttributes {
             let value = object.attributes[attribute.name] ?? .null
             if !value.isNull { uniqueIndex[UniqueValue(entityName, attribute.name, value)] = object }
@@ -192,12 +195,12 @@ public final class ManagedObjectContext {
 
     /// Drops the inserted-list entries at and after `mark`.
     func removeInserted(from mark: Int) {
-        insertedList.removeSubrange(mark...)
+        pendingInserts.removeTail(from: mark)
     }
 
     /// Drops the deleted-list entries at and after `mark`.
     func removeDeleted(from mark: Int) {
-        deletedList.removeSubrange(mark...)
+        pendingDeletes.removeTail(from: mark)
     }
 
     func attributeDidChange(_ object: ManagedObject, key: String, from old: AttributeValue, to new: AttributeValue) {
@@ -211,7 +214,7 @@ public final class ManagedObjectContext {
     func markChanged(_ object: ManagedObject) {
         guard !object.isListedAsChanged, !object.isInsertedFlag else { return }
         object.isListedAsChanged = true
-        changedList.append(object)
+        pendingChanges.append(object)
     }
 
     /// The registered, not deleted object of an entity whose unique attribute `key` has `value`.
