@@ -31,6 +31,8 @@ final class BoxRecord {
     var attributeNames: Set<String>?
     /// The object the record resolved to (phase two) or was written into (phase three).
     var object: ManagedObject?
+    /// Whether phase three inserted the record's object: nothing to track or undo in its attributes.
+    var isNew = false
 
     init(info: EntityIndex, identity: Identity) {
         self.info = info

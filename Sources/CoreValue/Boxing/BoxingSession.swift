@@ -104,7 +104,10 @@ struct BoxingSession {
     private func write(_ record: BoxRecord) throws -> ManagedObject {
         let object = try self.object(for: record)
         // Set only now that reflection and resolution succeeded: a failed boxing leaves the object checked.
-        if case .unique = record.identity { object.isIdentifiedByValue = true }
+        if case .unique = record.identity {
+            context?.undoLog?.recordIdentifiedByValue(object)
+            object.isIdentifiedByValue = true
+        }
         if object.upsertKey != nil, let current = object.upsertAttributes {
             // An object shared by records of several struct types upserts what any of them set.
             if let names = record.attributeNames {
@@ -114,8 +117,9 @@ struct BoxingSession {
             }
         }
         for (attribute, value) in record.attributes {
-            if object.isInsertedFlag, !object.isDeletedFlag, !attribute.isUnique {
-                // A new object has no original values to track and no unique index entry to move.
+            if record.isNew, !attribute.isUnique {
+                // An object this boxing inserted has no original values to track or undo and no unique index
+                // entry to move.
                 object.attributes[attribute.name] = value
             } else {
                 try object.assign(value, forKey: attribute.name)
@@ -142,6 +146,7 @@ struct BoxingSession {
                     object = shared
                 } else {
                     object = try context.insert(entityName: record.info.name)
+                    record.isNew = true
                     object.upsertKey = key
                     object.upsertAttributes = record.attributeNames
                     if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
@@ -149,9 +154,11 @@ struct BoxingSession {
                 }
             } else {
                 object = try context.insert(entityName: record.info.name)
+                record.isNew = true
             }
         } else {
             object = ManagedObject(info: record.info, objectID: .temporary(record.info.name), context: nil)
+            record.isNew = true
         }
         record.object = object
         return object

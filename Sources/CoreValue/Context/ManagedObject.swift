@@ -122,6 +122,7 @@ public final class ManagedObject {
         }
         let old = attributes[key] ?? .null
         guard old != value else { return }
+        managedObjectContext?.undoLog?.recordAttribute(self, key)
         if let original = originalAttributes[key] {
             if original == value { originalAttributes[key] = nil }
         } else {
@@ -276,6 +277,7 @@ public final class ManagedObject {
     }
 
     private func recordOriginalLinks(_ key: String) {
+        managedObjectContext?.undoLog?.recordLinks(self, key)
         if originalLinks[key] == nil { originalLinks[key] = links[key] ?? [] }
         managedObjectContext?.markChanged(self)
     }

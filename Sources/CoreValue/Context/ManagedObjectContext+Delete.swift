@@ -53,7 +53,6 @@ extension ManagedObjectContext {
         }
         for survivor in unlinkOrder {
             for (key, victims) in unlinked[ObjectIdentifier(survivor)]?.1 ?? [:] {
-                recordLinksForUndo(survivor, key)
                 survivor.removeLinks(to: victims, key)
             }
         }

@@ -54,6 +54,29 @@ enum FailedSaveSuite {
                 .map { try $0.value(forKey: "name", as: String.self) }
             #expect(names == ["Pending"])
         },
+        SuiteCase("a failed update takes back the values and links it wrote") { make in
+            let store = FailingStore(try make(), failures: 0)
+            let context = ManagedObjectContext(store: store)
+            var company = Company(name: "C", employees: [Fixtures.employee("e0")])
+            try company.save(context)
+            let owner = try context.existingObject(with: try #require(company.objectID))
+            let member = try #require(try owner.objects(forKey: "employees").first)
+            try Author(id: "a1", name: "Ann").save(context)
+            store.failNext()
+            company.name = "Renamed"
+            company.employees = []
+            #expect(throws: CVManagedStructError.self) { try company.save(context) }
+            #expect(try owner.value(forKey: "name", as: String.self) == "C")
+            #expect(try owner.objects(forKey: "employees") == [member])
+            #expect(try member.object(forKey: "company") === owner)
+            store.failNext()
+            #expect(throws: CVManagedStructError.self) { try Author(id: "a1", name: "Changed").save(context) }
+            #expect(!context.hasChanges)
+            try context.save()
+            let read: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.map(\.name) == ["Ann"])
+            #expect(try Fixtures.count(store, "Employee") == 1)
+        },
         SuiteCase("a failed delete leaves no pending delete behind") { make in
             let store = FailingStore(try make(), failures: 0)
             let context = ManagedObjectContext(store: store)
