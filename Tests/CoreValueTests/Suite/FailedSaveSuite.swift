@@ -5,6 +5,15 @@ import Testing
 
 /// A struct-level save or delete that fails takes back what it did to the context, and only that.
 enum FailedSaveSuite {
+    /// A saved company with one employee: the struct, its object and the member's object.
+    static func savedCompany(_ context: ManagedObjectContext) throws -> (Company, ManagedObject, ManagedObject) {
+        var company = Company(name: "C", employees: [Fixtures.employee("e0")])
+        try company.save(context)
+        let owner = try context.existingObject(with: try #require(company.objectID))
+        let member = try #require(try owner.objects(forKey: "employees").first)
+        return (company, owner, member)
+    }
+
     static let cases: [SuiteCase] = [
         SuiteCase("a retried persistent save after a failed one inserts one row") { make in
             let store = FailingStore(try make())
@@ -57,10 +66,7 @@ enum FailedSaveSuite {
         SuiteCase("a failed update takes back the values and links it wrote") { make in
             let store = FailingStore(try make(), failures: 0)
             let context = ManagedObjectContext(store: store)
-            var company = Company(name: "C", employees: [Fixtures.employee("e0")])
-            try company.save(context)
-            let owner = try context.existingObject(with: try #require(company.objectID))
-            let member = try #require(try owner.objects(forKey: "employees").first)
+            var (company, owner, member) = try savedCompany(context)
             try Author(id: "a1", name: "Ann").save(context)
             store.failNext()
             company.name = "Renamed"
@@ -80,10 +86,7 @@ enum FailedSaveSuite {
         SuiteCase("a failed delete leaves no pending delete behind") { make in
             let store = FailingStore(try make(), failures: 0)
             let context = ManagedObjectContext(store: store)
-            var company = Company(name: "C", employees: [Fixtures.employee("e0")])
-            try company.save(context)
-            let owner = try context.existingObject(with: try #require(company.objectID))
-            let member = try #require(try owner.objects(forKey: "employees").first)
+            var (company, owner, member) = try savedCompany(context)
             store.failNext()
             #expect(throws: CVManagedStructError.self) { try company.delete(context) }
             #expect(company.objectID != nil)
