@@ -17,37 +17,41 @@ extension ManagedObjectContext {
         let inserted = pendingInserts.of(info.name)
         let changed = pendingChanges.of(info.name).filter(\.hasChanges)
         let deletedCount = pendingDeletes.of(info.name).count
-        let pending = inserted.filter { !$0.isDeletedFlag } + changed
-        guard !pending.isEmpty || deletedCount > 0 else {
+        guard inserted.contains(where: { !$0.isDeletedFlag }) || !changed.isEmpty || deletedCount > 0 else {
             return try store.fetch(request).map { try register($0) }
         }
         var widened = request
         widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
         widened.fetchOffset = 0
-        var candidates: [ManagedObject] = []
+        // Matches with the position they were found at: stored rows, changed objects, then inserted objects in
+        // insertion order (which orders unsaved objects among themselves).
+        var matching: [(object: ManagedObject, position: Int)] = []
         var seen = Set<ObjectIdentifier>()
+        func consider(_ object: ManagedObject) {
+            if !object.isDeletedFlag, matches(request.predicate, object) { matching.append((object, matching.count)) }
+        }
         for snapshot in try store.fetch(widened) {
             let object = try register(snapshot)
-            if seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
+            if seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
         }
-        for object in pending where seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
-        var matching = candidates.filter { !$0.isDeletedFlag && matches(request.predicate, $0) }
-        let order = Dictionary(
-            inserted.enumerated().map { (ObjectIdentifier($1), $0) }, uniquingKeysWith: { first, _ in first })
+        for object in changed where seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
+        // Inserted objects have temporary IDs: no stored row can be one of them.
+        for object in inserted { consider(object) }
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(
-                    lhs.attributes[sort.key] ?? .null, rhs.attributes[sort.key] ?? .null, ascending: sort.ascending)
+                    lhs.object.attributes[sort.key] ?? .null, rhs.object.attributes[sort.key] ?? .null,
+                    ascending: sort.ascending)
                 if result != 0 { return result < 0 }
             }
-            switch (lhs.objectID.primaryKey, rhs.objectID.primaryKey) {
+            switch (lhs.object.objectID.primaryKey, rhs.object.objectID.primaryKey) {
             case (let left?, let right?): return left < right
             case (.some, nil): return true
             case (nil, .some): return false
-            case (nil, nil): return (order[ObjectIdentifier(lhs)] ?? 0) < (order[ObjectIdentifier(rhs)] ?? 0)
+            case (nil, nil): return lhs.position < rhs.position
             }
         }
-        return Array(matching.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max))
+        return matching.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max).map(\.object)
     }
 
     /// Whether an object matches a validated predicate on its current, unsaved values.

@@ -25,8 +25,8 @@ struct SuiteCase: Sendable, CustomTestStringConvertible {
 /// Every store-generic behaviour case.
 enum StoreSuite {
     static let all: [SuiteCase] =
-        BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
-        + RelationshipSuite.cases + RandomPredicateSuite.cases
+        BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases
+        + ContextSuite.cases + RelationshipSuite.cases + RandomPredicateSuite.cases
 }
 
 /// A store that counts the calls made to another one: for asserting batching.
