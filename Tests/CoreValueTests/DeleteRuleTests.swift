@@ -89,3 +89,57 @@ private func folder(_ context: ManagedObjectContext, notes: Int, tag: ManagedObj
     try context.save()
     #expect(store.count(of: "Tag") == 0)
 }
+
+/// A folder struct over the delete-rule model: its notes cascade.
+private struct FolderValue: CVManagedPersistentStruct {
+    static let EntityName = "Folder"
+    var objectID: ManagedObjectID?
+    var name: String
+    var notes: [NoteValue]
+    static func fromObject(_ object: ManagedObject) throws -> FolderValue {
+        try curry(self.init) <^> object <|? "objectID" <^> object <| "name" <^> object <|| "notes"
+    }
+}
+
+private struct NoteValue: CVManagedStruct {
+    static let EntityName = "Note"
+    var title: String
+    static func fromObject(_ object: ManagedObject) throws -> NoteValue {
+        try curry(self.init) <^> object <| "title"
+    }
+}
+
+@Test func clearingACascadingToManyDeletesItsMembers() throws {
+    let store = try deleteRuleStore()
+    let context = ManagedObjectContext(store: store)
+    var folder = FolderValue(name: "F", notes: [NoteValue(title: "a"), NoteValue(title: "b")])
+    try folder.save(context)
+    #expect(store.count(of: "Note") == 2)
+    folder.notes = []
+    try folder.save(context)
+    #expect(store.count(of: "Note") == 0)
+    #expect(store.count(of: "Folder") == 1)
+
+    // The object API too, from a fresh context; pins (deny) and tags (nullify) are only unlinked.
+    let tag = try context.insert(entityName: "Tag")
+    try tag.setValue("t", forKey: "name")
+    let stored = try folderObject(context, folder)
+    try stored.setObjects([try note(context, "c", tag)], forKey: "notes")
+    try context.save()
+    let fresh = ManagedObjectContext(store: store)
+    try folderObject(fresh, folder).setObjects([], forKey: "notes")
+    try fresh.save()
+    #expect(store.count(of: "Note") == 0)
+    #expect(store.count(of: "Tag") == 1)
+}
+
+private func folderObject(_ context: ManagedObjectContext, _ folder: FolderValue) throws -> ManagedObject {
+    try context.existingObject(with: try #require(folder.objectID))
+}
+
+private func note(_ context: ManagedObjectContext, _ title: String, _ tag: ManagedObject) throws -> ManagedObject {
+    let note = try context.insert(entityName: "Note")
+    try note.setValue(title, forKey: "title")
+    try note.setObjects([tag], forKey: "tags")
+    return note
+}

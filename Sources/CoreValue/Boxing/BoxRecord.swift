@@ -26,8 +26,13 @@ final class BoxRecord {
     let identity: Identity
     var attributes: [(Attribute, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
+    /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
+    /// attribute of the entity.
+    var attributeNames: Set<String>?
     /// The object the record resolved to (phase two) or was written into (phase three).
     var object: ManagedObject?
+    /// Whether phase three inserted the record's object: nothing to track or undo in its attributes.
+    var isNew = false
 
     init(info: EntityIndex, identity: Identity) {
         self.info = info
@@ -65,6 +70,7 @@ struct RecordBuilder {
         let info = plan.info
         let record = BoxRecord(info: info, identity: try identity(of: value, info))
         record.attributes.reserveCapacity(plan.attributeCount)
+        record.attributeNames = plan.attributeNames
         for (child, field) in zip(mirror.children, plan.fields) {
             switch field {
             case .skip: continue
@@ -121,6 +127,12 @@ struct RecordBuilder {
         if let unique = value as? any BoxingUniqueStruct {
             let key = Swift.type(of: unique).IdentifierName
             let attribute = try info.attribute(key)
+            guard attribute.isUnique else {
+                throw CVManagedStructError.invalidModel(
+                    entity: info.name, key: key,
+                    message: "\(Swift.type(of: unique)) is identified by '\(key)', which the model does not mark "
+                        + "unique: true")
+            }
             let raw = unique.IdentifierValue().attributeValue
             guard let converted = raw.converted(to: attribute.type), !converted.isNull else {
                 throw CVManagedStructError.typeMismatch(
@@ -207,14 +219,17 @@ final class LayoutCache {
         let info: EntityIndex
         let fields: [Field]
         let attributeCount: Int
+        /// The names of the type's attributes; `nil` when the type has every attribute of the entity. An
+        /// upsert sends only these, so that it leaves the other columns of an existing row alone.
+        let attributeNames: Set<String>?
 
         init(info: EntityIndex, fields: [Field]) {
             self.info = info
             self.fields = fields
-            self.attributeCount = fields.reduce(0) { count, field in
-                if case .attribute = field { return count + 1 }
-                return count
-            }
+            var names = Set<String>()
+            for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
+            self.attributeCount = names.count
+            self.attributeNames = names.count == info.entity.attributes.count ? nil : names
         }
     }
 

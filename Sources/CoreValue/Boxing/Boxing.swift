@@ -18,7 +18,8 @@ public protocol Boxing {
 /// skipped): attribute types and raw-value enums become attributes, nested structs to-one relationships,
 /// arrays of structs ordered to-many relationships (stored in array order) and sets of structs unordered
 /// ones. `nil` clears an attribute or relationship; an empty or `nil` collection unlinks every member
-/// without deleting it.
+/// without deleting it, unless the relationship's delete rule is `cascade`: then the members are deleted.
+/// (Dropping only some members of a collection unlinks them, whatever the rule.)
 ///
 /// Boxing writes every property, relationships included: a nested struct whose back-reference is empty
 /// (an article's `author.articles == []`) unlinks what was linked before, as in the original CoreValue.

@@ -35,7 +35,8 @@ struct BoxingSession {
             }
             switch record.identity {
             case .new: continue
-            case .objectID(let id):
+            case .objectID(let temporaryOrPermanent):
+                let id = context.permanentID(for: temporaryOrPermanent)
                 if context.registeredObject(for: id) == nil, !id.isTemporary, seenIDs.insert(id).inserted {
                     wantedIDs.append(id)
                 }
@@ -73,7 +74,6 @@ struct BoxingSession {
                 record.object = object
             case .unique(let key, let value):
                 record.object = context.uniqueObject(record.info.name, key, value)
-                record.object?.isIdentifiedByValue = true
             }
             if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
             for (name, targets) in record.relationships {
@@ -103,9 +103,23 @@ struct BoxingSession {
     /// Phase three: writes a record (and its children first) into its object.
     private func write(_ record: BoxRecord) throws -> ManagedObject {
         let object = try self.object(for: record)
+        // Set only now that reflection and resolution succeeded: a failed boxing leaves the object checked.
+        if case .unique = record.identity {
+            context?.undoLog?.recordIdentifiedByValue(object)
+            object.isIdentifiedByValue = true
+        }
+        if object.upsertKey != nil, let current = object.upsertAttributes {
+            // An object shared by records of several struct types upserts what any of them set.
+            if let names = record.attributeNames {
+                if !current.isSuperset(of: names) { object.upsertAttributes = current.union(names) }
+            } else {
+                object.upsertAttributes = nil
+            }
+        }
         for (attribute, value) in record.attributes {
-            if object.isInsertedFlag, !object.isDeletedFlag, !attribute.isUnique {
-                // A new object has no original values to track and no unique index entry to move.
+            if record.isNew, !attribute.isUnique {
+                // An object this boxing inserted has no original values to track or undo and no unique index
+                // entry to move.
                 object.attributes[attribute.name] = value
             } else {
                 try object.assign(value, forKey: attribute.name)
@@ -132,15 +146,19 @@ struct BoxingSession {
                     object = shared
                 } else {
                     object = try context.insert(entityName: record.info.name)
-                    if record.info.attributes[key]?.isUnique == true { object.upsertKey = key }
+                    record.isNew = true
+                    object.upsertKey = key
+                    object.upsertAttributes = record.attributeNames
+                    if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
                     try object.assign(value, forKey: key)
                 }
-                object.isIdentifiedByValue = true
             } else {
                 object = try context.insert(entityName: record.info.name)
+                record.isNew = true
             }
         } else {
             object = ManagedObject(info: record.info, objectID: .temporary(record.info.name), context: nil)
+            record.isNew = true
         }
         record.object = object
         return object

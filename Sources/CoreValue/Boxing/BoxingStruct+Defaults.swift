@@ -62,17 +62,21 @@ extension BoxingStruct {
 extension BoxingPersistentStruct {
     /// Boxes the struct, saves the context, and stores the object's permanent ID in `objectID`.
     ///
-    /// With a `nil` context the object is ephemeral and `objectID` is left alone.
+    /// With a `nil` context the object is ephemeral and `objectID` is left alone. When boxing or saving
+    /// fails, the objects this call inserted are forgotten again (a retry inserts one row, not two); other
+    /// pending changes of the context are left alone.
     ///
     /// - Throws: ``CVManagedStructError/structUpdateError(message:)`` for a stale `objectID` (nothing is
     ///   inserted), boxing and save errors.
     @discardableResult
     public mutating func mutatingToObject(_ context: ManagedObjectContext?) throws -> ManagedObject {
-        let object = try toObject(context)
-        if let context {
+        guard let context else { return try toObject(nil) }
+        let object = try context.undoingOnFailure {
+            let object = try toObject(context)
             try context.save()
-            objectID = object.objectID
+            return object
         }
+        objectID = object.objectID
         return object
     }
 
@@ -83,8 +87,10 @@ extension BoxingPersistentStruct {
     public mutating func delete(_ context: ManagedObjectContext?) throws -> Bool {
         guard let context, let id = objectID else { return false }
         do {
-            try context.delete(context.existingObject(with: id))
-            try context.save()
+            try context.undoingOnFailure {
+                try context.delete(context.existingObject(with: id))
+                try context.save()
+            }
         } catch {
             throw CVManagedStructError.structDeleteError(message: "could not delete \(id): \(error)")
         }
@@ -126,8 +132,10 @@ extension BoxingUniqueStruct {
             guard let object = try context.fetch(request).first else {
                 throw CVManagedStructError.objectNotFound(.temporary(Self.EntityName))
             }
-            try context.delete(object)
-            try context.save()
+            try context.undoingOnFailure {
+                try context.delete(object)
+                try context.save()
+            }
         } catch {
             throw CVManagedStructError.structDeleteError(
                 message: "could not delete \(Self.EntityName) with \(Self.IdentifierName) = "
@@ -139,8 +147,10 @@ extension BoxingUniqueStruct {
     ///
     /// - Throws: Boxing and save errors.
     public func defaultSave(_ context: ManagedObjectContext) throws {
-        try toObject(context)
-        try context.save()
+        try context.undoingOnFailure {
+            try toObject(context)
+            try context.save()
+        }
     }
 
     /// Saves the struct with ``defaultSave(_:)``.
@@ -170,8 +180,10 @@ extension Array where Element: BoxingUniqueStruct {
     ///
     /// - Throws: Boxing and save errors.
     public func saveAll(_ context: ManagedObjectContext) throws {
-        try toObjects(context)
-        try context.save()
+        try context.undoingOnFailure {
+            try toObjects(context)
+            try context.save()
+        }
     }
 }
 
@@ -182,8 +194,11 @@ extension Array where Element: BoxingPersistentStruct {
     ///
     /// - Throws: Boxing and save errors; `objectID`s are left alone then.
     public mutating func saveAll(_ context: ManagedObjectContext) throws {
-        let objects = try toObjects(context)
-        try context.save()
+        let objects = try context.undoingOnFailure {
+            let objects = try toObjects(context)
+            try context.save()
+            return objects
+        }
         for (position, object) in zip(indices, objects) { self[position].objectID = object.objectID }
     }
 }

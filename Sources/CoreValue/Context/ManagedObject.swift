@@ -33,8 +33,11 @@ public final class ManagedObject {
     var originalLinks: [String: [Link]] = [:]
     /// For an object inserted by a unique struct: the attribute to upsert on.
     var upsertKey: String?
-    /// Whether a unique struct last wrote this object: its identity is its identifier, so updates are not
-    /// checked against the version read (last writer wins, as with the upsert that inserts it).
+    /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
+    var upsertAttributes: Set<String>?
+    /// Whether a unique struct wrote this object since the last save: its identity is its identifier, so the
+    /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
+    /// Set once boxing succeeded; cleared by save and rollback.
     var isIdentifiedByValue = false
     var isInsertedFlag = false
     var isDeletedFlag = false
@@ -119,12 +122,14 @@ public final class ManagedObject {
         }
         let old = attributes[key] ?? .null
         guard old != value else { return }
+        managedObjectContext?.undoLog?.recordAttribute(self, key)
         if let original = originalAttributes[key] {
             if original == value { originalAttributes[key] = nil }
         } else {
             originalAttributes[key] = old
         }
         attributes[key] = value
+        if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
         managedObjectContext?.attributeDidChange(self, key: key, from: old, to: value)
     }
 
@@ -185,7 +190,8 @@ public final class ManagedObject {
     }
 
     /// Replaces the destinations of a to-many relationship (their order is kept for an ordered one); the
-    /// inverse is updated on both sides. Objects no longer listed are unlinked, not deleted.
+    /// inverse is updated on both sides. Objects no longer listed are unlinked, not deleted; but an empty list
+    /// for a relationship whose delete rule is `cascade` deletes every member.
     ///
     /// - Throws: See ``setObject(_:forKey:)``.
     public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {
@@ -236,6 +242,34 @@ public final class ManagedObject {
         links[key]?.remove(at: position)
     }
 
+    /// Removes the links to several objects from a relationship in one pass, recording the change.
+    func removeLinks(to objects: [ManagedObject], _ key: String) {
+        guard let current = links[key], !objects.isEmpty else { return }
+        if objects.count == 1 {
+            removeLink(to: objects[0], key)
+            return
+        }
+        let identities = Set(objects.map(ObjectIdentifier.init))
+        let keys = Set(objects.compactMap(\.objectID.primaryKey))
+        let kept = current.filter { link in
+            switch link {
+            case .object(let linked): return !identities.contains(ObjectIdentifier(linked))
+            case .key(let primaryKey): return !keys.contains(primaryKey)
+            }
+        }
+        guard kept.count != current.count else { return }
+        recordOriginalLinks(key)
+        links[key] = kept
+    }
+
+    /// Forgets the recorded original links of `key` when the current links are the same again.
+    func dropUnchangedLinks(_ key: String) {
+        guard let original = originalLinks[key] else { return }
+        let current = links[key] ?? []
+        guard original.count == current.count, zip(original, current).allSatisfy({ $0.same(as: $1) }) else { return }
+        originalLinks[key] = nil
+    }
+
     /// Appends a link to `object`, recording the change (in place: appending n links costs O(n)).
     func appendLink(to object: ManagedObject, _ key: String) {
         recordOriginalLinks(key)
@@ -243,6 +277,7 @@ public final class ManagedObject {
     }
 
     private func recordOriginalLinks(_ key: String) {
+        managedObjectContext?.undoLog?.recordLinks(self, key)
         if originalLinks[key] == nil { originalLinks[key] = links[key] ?? [] }
         managedObjectContext?.markChanged(self)
     }
@@ -265,6 +300,15 @@ enum Link {
     var object: ManagedObject? {
         if case .object(let object) = self { return object }
         return nil
+    }
+
+    /// Whether two links point to the same object.
+    func same(as other: Link) -> Bool {
+        switch (self, other) {
+        case (.key(let lhs), .key(let rhs)): return lhs == rhs
+        case (_, .object(let object)): return refers(to: object)
+        case (.object(let object), _): return other.refers(to: object)
+        }
     }
 
     /// Whether the link points to `object` (by identity, or by its stored key).

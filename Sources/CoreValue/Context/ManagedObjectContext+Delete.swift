@@ -39,16 +39,31 @@ extension ManagedObjectContext {
                 }
             }
         }
+        var unlinked: [ObjectIdentifier: (ManagedObject, [String: [ManagedObject]])] = [:]
+        var unlinkOrder: [ManagedObject] = []
         for (victim, inverseKey, survivors) in related {
-            for survivor in survivors { survivor.removeLink(to: victim, inverseKey) }
+            for survivor in survivors {
+                let identity = ObjectIdentifier(survivor)
+                if unlinked[identity] == nil {
+                    unlinked[identity] = (survivor, [:])
+                    unlinkOrder.append(survivor)
+                }
+                unlinked[identity]?.1[inverseKey, default: []].append(victim)
+            }
         }
+        for survivor in unlinkOrder {
+            for (key, victims) in unlinked[ObjectIdentifier(survivor)]?.1 ?? [:] {
+                survivor.removeLinks(to: victims, key)
+            }
+        }
+        undoLog?.victims += doomed
         for victim in doomed {
             dropUnique(victim)
             victim.isDeletedFlag = true
             if victim.isInsertedFlag {
                 registry[victim.info.name]?[victim.objectID] = nil
             } else {
-                deletedList.append(victim)
+                pendingDeletes.append(victim)
             }
         }
     }

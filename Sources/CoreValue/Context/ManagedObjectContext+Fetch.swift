@@ -2,9 +2,11 @@ extension ManagedObjectContext {
     /// The objects matching a request, including the context's unsaved changes.
     ///
     /// When the entity has no pending changes, the store answers the request as is. Otherwise the store's
-    /// matches (without the window) are merged with the pending inserted and changed objects, the predicate
-    /// is evaluated in memory on the current values, deleted objects are dropped, and the result is sorted
-    /// (ties by primary key, unsaved objects last in insertion order) and windowed.
+    /// first `offset + limit + k` matches (k: the entity's changed and deleted objects, each of which can
+    /// drop one stored row out of the window) are merged with the pending inserted and changed objects, the
+    /// predicate is evaluated in memory on the current values, deleted objects are dropped, and the result is
+    /// sorted (ties by primary key, unsaved objects last in insertion order) and windowed. Only the pending
+    /// objects of the request's entity are looked at.
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` before any store call, or the
@@ -12,37 +14,44 @@ extension ManagedObjectContext {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let request = try request.validated(in: model)
         let info = try index.entity(request.entityName)
-        let pending = pendingObjects(of: info.name)
-        guard !pending.isEmpty || deletedList.contains(where: { $0.info.name == info.name }) else {
+        let inserted = pendingInserts.of(info.name)
+        let changed = pendingChanges.of(info.name).filter(\.hasChanges)
+        let deletedCount = pendingDeletes.of(info.name).count
+        guard inserted.contains(where: { !$0.isDeletedFlag }) || !changed.isEmpty || deletedCount > 0 else {
             return try store.fetch(request).map { try register($0) }
         }
-        var unwindowed = request
-        unwindowed.fetchLimit = nil
-        unwindowed.fetchOffset = 0
-        var candidates: [ManagedObject] = []
+        var widened = request
+        widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
+        widened.fetchOffset = 0
+        // Matches with the position they were found at: stored rows, changed objects, then inserted objects in
+        // insertion order (which orders unsaved objects among themselves).
+        var matching: [(object: ManagedObject, position: Int)] = []
         var seen = Set<ObjectIdentifier>()
-        for snapshot in try store.fetch(unwindowed) {
-            let object = try register(snapshot)
-            if seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
+        func consider(_ object: ManagedObject) {
+            if !object.isDeletedFlag, matches(request.predicate, object) { matching.append((object, matching.count)) }
         }
-        for object in pending where seen.insert(ObjectIdentifier(object)).inserted { candidates.append(object) }
-        var matching = candidates.filter { !$0.isDeletedFlag && matches(request.predicate, $0) }
-        let order = Dictionary(
-            insertedList.enumerated().map { (ObjectIdentifier($1), $0) }, uniquingKeysWith: { first, _ in first })
+        for snapshot in try store.fetch(widened) {
+            let object = try register(snapshot)
+            if seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
+        }
+        for object in changed where seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
+        // Inserted objects have temporary IDs: no stored row can be one of them.
+        for object in inserted { consider(object) }
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(
-                    lhs.attributes[sort.key] ?? .null, rhs.attributes[sort.key] ?? .null, ascending: sort.ascending)
+                    lhs.object.attributes[sort.key] ?? .null, rhs.object.attributes[sort.key] ?? .null,
+                    ascending: sort.ascending)
                 if result != 0 { return result < 0 }
             }
-            switch (lhs.objectID.primaryKey, rhs.objectID.primaryKey) {
+            switch (lhs.object.objectID.primaryKey, rhs.object.objectID.primaryKey) {
             case (let left?, let right?): return left < right
             case (.some, nil): return true
             case (nil, .some): return false
-            case (nil, nil): return (order[ObjectIdentifier(lhs)] ?? 0) < (order[ObjectIdentifier(rhs)] ?? 0)
+            case (nil, nil): return lhs.position < rhs.position
             }
         }
-        return Array(matching.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max))
+        return matching.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max).map(\.object)
     }
 
     /// Whether an object matches a validated predicate on its current, unsaved values.
@@ -57,11 +66,5 @@ extension ManagedObjectContext {
                     return true
                 }
             })
-    }
-
-    /// Inserted and changed objects of an entity.
-    private func pendingObjects(of entityName: String) -> [ManagedObject] {
-        insertedList.filter { $0.info.name == entityName && !$0.isDeletedFlag }
-            + changedList.filter { $0.info.name == entityName && $0.hasChanges }
     }
 }

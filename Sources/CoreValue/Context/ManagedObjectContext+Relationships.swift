@@ -71,6 +71,10 @@ extension ManagedObjectContext {
         for candidate in newObjects where newIDs.insert(ObjectIdentifier(candidate)).inserted {
             objects.append(candidate)
         }
+        if objects.isEmpty, relationship.isToMany, relationship.deleteRule == .cascade {
+            // Clearing a cascading to-many deletes its members (DESIGN section 4); deleting unlinks them.
+            for member in try resolve(object, key) where !member.isDeletedFlag { try delete(member) }
+        }
         let old = object.links[key] ?? []
         if old.count == objects.count, zip(old, objects).allSatisfy({ $0.refers(to: $1) }) { return }
         guard let inverse = object.info.inverses[key] else {
@@ -114,6 +118,9 @@ extension ManagedObjectContext {
             guard let member = self.object(for: link, relationship.destination) else { continue }
             member.removeLink(to: object, inverse.name)
         }
+        // Members taken from other owners, per owner: each owner's list is filtered once, not once per member.
+        var taken: [ObjectIdentifier: (owner: ManagedObject, members: [ManagedObject])] = [:]
+        var owners: [ManagedObject] = []
         for member in added {
             if inverse.isToMany {
                 member.appendLink(to: object, inverse.name)
@@ -121,10 +128,17 @@ extension ManagedObjectContext {
             }
             for link in member.links[inverse.name] ?? [] {
                 if let previous = self.object(for: link, object.info.name), previous !== object {
-                    previous.removeLink(to: member, key)
+                    if taken[ObjectIdentifier(previous)] == nil {
+                        taken[ObjectIdentifier(previous)] = (previous, [])
+                        owners.append(previous)
+                    }
+                    taken[ObjectIdentifier(previous)]?.members.append(member)
                 }
             }
             member.replaceLinks(inverse.name, [.object(object)])
+        }
+        for previous in owners {
+            previous.removeLinks(to: taken[ObjectIdentifier(previous)]?.members ?? [], key)
         }
     }
 

@@ -1,7 +1,10 @@
 extension ManagedObjectContext {
     /// Writes every pending insert, change and delete in one ``Store/apply(_:)`` call: everything or nothing.
     ///
-    /// On success inserted objects get permanent IDs and every written object its new version. On failure
+    /// Every changed stored object is checked against the version it was read at, also when only its links
+    /// changed (a member list, or a to-one stored on the other side); objects last written by a unique struct
+    /// are not (last writer wins). On success inserted objects get permanent IDs and every written object its
+    /// new version. On failure
     /// nothing is changed in the store and every change stays pending, so the caller may fix and retry, or
     /// ``rollback()``.
     ///
@@ -14,14 +17,21 @@ extension ManagedObjectContext {
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {
-            try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
             var toOne: [String: ManagedObjectID?] = [:]
             for (key, storage) in object.info.storage where storage == .foreignKey {
                 if let target = linkedID(object, key) { toOne[key] = .some(target) }
             }
+            var attributes = object.attributes
+            if object.upsertKey != nil, let names = object.upsertAttributes {
+                // The upsert's update must not overwrite columns the struct does not have; a new row gets
+                // the store's defaults for them.
+                attributes = attributes.filter { names.contains($0.key) }
+                try checkRequired(object, keys: Array(attributes.keys))
+            } else {
+                try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
+            }
             changes.inserts.append(
-                ObjectChange(
-                    id: object.objectID, attributes: object.attributes, toOne: toOne, upsertKey: object.upsertKey))
+                ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey))
             changes.relationships += memberLists(object, keys: object.info.storage.keys.sorted())
         }
         for object in changed {
@@ -32,7 +42,9 @@ extension ManagedObjectContext {
             for key in object.originalLinks.keys where object.info.storage[key] == .foreignKey {
                 toOne[key] = .some(linkedID(object, key))
             }
-            if !attributes.isEmpty || !toOne.isEmpty {
+            // An object whose links changed is version-checked (and its version bumped) even when no column
+            // of its own row changes: two contexts changing one owner's member list must not both win.
+            if !attributes.isEmpty || !toOne.isEmpty || !object.originalLinks.isEmpty {
                 changes.updates.append(
                     ObjectChange(
                         id: object.objectID, version: object.isIdentifiedByValue ? nil : object.version,
@@ -69,12 +81,13 @@ extension ManagedObjectContext {
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
             object.isListedAsChanged = false
+            object.isIdentifiedByValue = false
         }
         for object in deletedList { object.isDeletedFlag = false }
         for object in changedList + deletedList { addUnique(object) }
-        insertedList.removeAll()
-        changedList.removeAll()
-        deletedList.removeAll()
+        pendingInserts.removeAll()
+        pendingChanges.removeAll()
+        pendingDeletes.removeAll()
     }
 
     private func checkRequired(_ object: ManagedObject, keys: [String]) throws {
@@ -138,18 +151,21 @@ extension ManagedObjectContext {
                 if let previous = registry[object.info.name]?[permanent], previous !== object {
                     dropUnique(previous)
                 }
+                savedIDs[object.objectID] = permanent
                 object.objectID = permanent
                 object.version = result.versions[permanent]
             }
             registry[object.info.name, default: [:]][object.objectID] = object
             object.isInsertedFlag = false
             object.upsertKey = nil
+            object.upsertAttributes = nil
             addUnique(object)
         }
         for object in changedList {
             if let version = result.versions[object.objectID] { object.version = version }
         }
         for object in insertedList + changedList {
+            object.isIdentifiedByValue = false
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
             object.isListedAsChanged = false
@@ -159,9 +175,9 @@ extension ManagedObjectContext {
             object.originalAttributes.removeAll()
             object.originalLinks.removeAll()
         }
-        insertedList.removeAll()
-        changedList.removeAll()
-        deletedList.removeAll()
+        pendingInserts.removeAll()
+        pendingChanges.removeAll()
+        pendingDeletes.removeAll()
     }
 
     func dropUnique(_ object: ManagedObject) {

@@ -24,15 +24,23 @@ public final class ManagedObjectContext {
     /// Registered objects by entity, then ID.
     var registry: [String: [ManagedObjectID: ManagedObject]] = [:]
     /// Objects inserted since the last save, in insertion order (deleted ones are skipped when saving).
-    var insertedList: [ManagedObject] = []
+    var pendingInserts = PendingList()
     /// Stored objects changed since the last save.
-    var changedList: [ManagedObject] = []
+    var pendingChanges = PendingList()
     /// Stored objects deleted since the last save.
-    var deletedList: [ManagedObject] = []
+    var pendingDeletes = PendingList()
+    var insertedList: [ManagedObject] { pendingInserts.all }
+    var changedList: [ManagedObject] { pendingChanges.all }
+    var deletedList: [ManagedObject] { pendingDeletes.all }
     /// The registered, not deleted object holding each unique attribute value.
     var uniqueIndex: [UniqueValue: ManagedObject] = [:]
+    /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
+    /// before the save still finds its object.
+    var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
     var missingIDs: Set<ManagedObjectID> = []
+    /// What the struct-level operation in progress did, so that a failure can undo it.
+    var undoLog: UndoLog?
     /// Struct layouts resolved against the model, per struct type.
     let layouts = LayoutCache()
 
@@ -67,8 +75,16 @@ public final class ManagedObjectContext {
     }
 
     /// The registered object with this ID, if any; never calls the store.
+    ///
+    /// The temporary ID of an object inserted here finds the object also after the save gave it a permanent ID.
     public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
-        registry[id.entityName]?[id]
+        registry[id.entityName]?[permanentID(for: id)]
+    }
+
+    /// The permanent ID an object inserted here with temporary ID `id` got when saved; `id` itself otherwise.
+    func permanentID(for id: ManagedObjectID) -> ManagedObjectID {
+        guard id.isTemporary else { return id }
+        return savedIDs[id] ?? id
     }
 
     /// Whether the context has unsaved inserts, changes or deletes.
@@ -94,7 +110,7 @@ public final class ManagedObjectContext {
         let object = ManagedObject(info: info, objectID: .temporary(entityName), context: self)
         object.isInsertedFlag = true
         registry[entityName, default: [:]][object.objectID] = object
-        insertedList.append(object)
+        pendingInserts.append(object)
         for attribute in info.uniqueAttributes {
             let value = object.attributes[attribute.name] ?? .null
             if !value.isNull { uniqueIndex[UniqueValue(entityName, attribute.name, value)] = object }
@@ -107,6 +123,7 @@ public final class ManagedObjectContext {
     /// - Throws: ``CVManagedStructError/objectNotFound(_:)`` when no stored row has the ID (or a temporary
     ///   ID is not registered here), ``CVManagedStructError/unknownEntity(_:)``, or the store's error.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let id = permanentID(for: id)
         if let object = registeredObject(for: id), !object.isDeletedFlag { return object }
         guard !id.isTemporary, registeredObject(for: id) == nil else { throw CVManagedStructError.objectNotFound(id) }
         _ = try index.entity(id.entityName)
@@ -176,6 +193,16 @@ public final class ManagedObjectContext {
 
     // MARK: Change tracking
 
+    /// Drops the inserted-list entries at and after `mark`.
+    func removeInserted(from mark: Int) {
+        pendingInserts.removeTail(from: mark)
+    }
+
+    /// Drops the deleted-list entries at and after `mark`.
+    func removeDeleted(from mark: Int) {
+        pendingDeletes.removeTail(from: mark)
+    }
+
     func attributeDidChange(_ object: ManagedObject, key: String, from old: AttributeValue, to new: AttributeValue) {
         markChanged(object)
         guard object.info.attributes[key]?.isUnique == true else { return }
@@ -187,7 +214,7 @@ public final class ManagedObjectContext {
     func markChanged(_ object: ManagedObject) {
         guard !object.isListedAsChanged, !object.isInsertedFlag else { return }
         object.isListedAsChanged = true
-        changedList.append(object)
+        pendingChanges.append(object)
     }
 
     /// The registered, not deleted object of an entity whose unique attribute `key` has `value`.

@@ -58,7 +58,12 @@ where A == A.StructureType {
 }
 
 private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> ManagedValue? {
-    if key == "objectID" { return .objectID(object.objectID) }
+    if key == "objectID" {
+        // An ephemeral object is never stored: a struct read from it has no objectID, and saving it inserts.
+        // (An object whose context is gone keeps a permanent ID: it still names a stored row.)
+        guard object.managedObjectContext != nil || !object.objectID.isTemporary else { return nil }
+        return .objectID(object.objectID)
+    }
     if object.info.attributes[key] != nil {
         let value = object.attributes[key] ?? .null
         return value.isNull ? nil : .attribute(value)

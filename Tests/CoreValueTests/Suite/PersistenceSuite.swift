@@ -15,6 +15,31 @@ enum PersistenceSuite {
     }
 
     static let cases: [SuiteCase] = [
+        SuiteCase("a struct read from a pending object updates its row after the context saved") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            let object = try Fixtures.employee("Ann").toObject(context)
+            let temporary = object.objectID
+            var fetched = try #require((try Employee.query(context, predicate: nil) as [Employee]).first)
+            #expect(fetched.objectID == temporary)
+            try context.save()
+            #expect(context.registeredObject(for: temporary) === object)
+            #expect(try context.existingObject(with: temporary) === object)
+            fetched.name = "Bob"
+            try fetched.save(context)
+            #expect(fetched.objectID == object.objectID)
+            #expect(fetched.objectID?.isTemporary == false)
+            let read: [Employee] = try Employee.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.map(\.name) == ["Bob"])
+        },
+        SuiteCase("a struct read from an ephemeral object has no objectID and inserts") { make in
+            let store = try make()
+            var employee = try Employee.fromObject(try Fixtures.employee("Eve").toObject(nil))
+            #expect(employee.objectID == nil)
+            try employee.save(ManagedObjectContext(store: store))
+            #expect(employee.objectID?.isTemporary == false)
+            #expect(try Fixtures.count(store, "Employee") == 1)
+        },
         SuiteCase("save writes objectID back and an update changes the same row") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)

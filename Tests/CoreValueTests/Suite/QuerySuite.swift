@@ -29,6 +29,31 @@ enum QuerySuite {
     }
 
     static let cases: [SuiteCase] = [
+        SuiteCase("a windowed fetch with pending changes reads a widened window, not the table") { make in
+            let store = CountingStore(try make())
+            let setup = ManagedObjectContext(store: store)
+            var staff = (0..<60).map { Fixtures.employee(String(format: "e%02d", $0)) }
+            try staff.saveAll(setup)
+            let context = ManagedObjectContext(store: store)
+            let all = try context.fetch(FetchRequest(entityName: "Employee"))
+            try all[1].setValue("z-renamed", forKey: "name")
+            try all[3].setValue("a-renamed", forKey: "name")
+            try context.delete(all[5])
+            try Fixtures.employee("e04x").toObject(context)
+            _ = try context.insert(entityName: "Company")
+            let sorted = [CVSortDescriptor(key: "name")]
+            let before = store.fetches.count
+            let window: [Employee] = try Employee.query(
+                context, predicate: nil, sortDescriptors: sorted, fetchLimit: 5, fetchOffset: 2)
+            let sent = try #require(store.fetches.dropFirst(before).first)
+            #expect(store.fetches.count == before + 1)
+            #expect(sent.request.fetchLimit == 2 + 5 + 3)
+            #expect(sent.request.fetchOffset == 0)
+            #expect(sent.rows == 10)
+            let everything: [Employee] = try Employee.query(context, predicate: nil, sortDescriptors: sorted)
+            #expect(window.map(\.name) == Array(everything.map(\.name)[2..<7]))
+            #expect(window.map(\.name) == ["e02", "e04", "e04x", "e06", "e07"])
+        },
         SuiteCase("comparisons, AND, OR and NOT") { make in
             let store = try staff(make)
             #expect(try names(store, .key("age") > 30 && .key("department") == "Sales") == ["Fay", "bob"])

@@ -5,7 +5,60 @@ import Testing
 
 /// Relationships: inverses on both sides, batched loading, to-one and unordered to-many round trips.
 enum RelationshipSuite {
+    /// Whether an error is a `CVManagedStructError.conflict`.
+    static func isConflict(_ error: any Error) -> Bool {
+        isStructError(error) { if case .conflict = $0 { true } else { false } }
+    }
+
+    /// The names of each company's employees, read with a fresh context, by company name.
+    static func staff(_ store: any Store) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        let context = ManagedObjectContext(store: store)
+        for company in try context.fetch(FetchRequest(entityName: "Company")) {
+            let name = try company.value(forKey: "name", as: String.self) ?? ""
+            result[name] = try company.objects(forKey: "employees").map {
+                try $0.value(forKey: "name", as: String.self) ?? ""
+            }
+        }
+        return result
+    }
+
     static let cases: [SuiteCase] = [
+        SuiteCase("two contexts changing one owner's member list: the second save conflicts") { make in
+            let store = try make()
+            var company = Company(name: "C", employees: [Fixtures.employee("e0")])
+            try company.save(ManagedObjectContext(store: store))
+            let id = try #require(company.objectID)
+            let first = ManagedObjectContext(store: store)
+            let second = ManagedObjectContext(store: store)
+            let owner1 = try first.existingObject(with: id)
+            let owner2 = try second.existingObject(with: id)
+            let added = try Fixtures.employee("e1").toObject(first)
+            try owner1.setObjects([added] + (try owner1.objects(forKey: "employees")), forKey: "employees")
+            try owner2.setObjects([], forKey: "employees")
+            try first.save()
+            #expect(performing: { try second.save() }, throws: isConflict)
+            #expect(try staff(store) == ["C": ["e1", "e0"]])
+        },
+        SuiteCase("moving a member while another context adds one to its old owner conflicts") { make in
+            let store = try make()
+            var company = Company(name: "C", employees: [Fixtures.employee("e0")])
+            var other = Company(name: "D", employees: [])
+            let setup = ManagedObjectContext(store: store)
+            try company.save(setup)
+            try other.save(setup)
+            let mover = ManagedObjectContext(store: store)
+            let adder = ManagedObjectContext(store: store)
+            let c1 = try mover.existingObject(with: try #require(company.objectID))
+            let d1 = try mover.existingObject(with: try #require(other.objectID))
+            let c2 = try adder.existingObject(with: try #require(company.objectID))
+            try d1.setObjects(try c1.objects(forKey: "employees"), forKey: "employees")
+            let e2 = try Fixtures.employee("e2").toObject(adder)
+            try c2.setObjects(try c2.objects(forKey: "employees") + [e2], forKey: "employees")
+            try mover.save()
+            #expect(performing: { try adder.save() }, throws: isConflict)
+            #expect(try staff(store) == ["C": [], "D": ["e0"]])
+        },
         SuiteCase("inverse relationships are consistent in memory and after saving") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)

@@ -25,8 +25,8 @@ struct SuiteCase: Sendable, CustomTestStringConvertible {
 /// Every store-generic behaviour case.
 enum StoreSuite {
     static let all: [SuiteCase] =
-        BoxingSuite.cases + PersistenceSuite.cases + UniqueSuite.cases + QuerySuite.cases + ContextSuite.cases
-        + RelationshipSuite.cases + RandomPredicateSuite.cases
+        BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases
+        + ContextSuite.cases + RelationshipSuite.cases + RandomPredicateSuite.cases
 }
 
 /// A store that counts the calls made to another one: for asserting batching.
@@ -35,6 +35,7 @@ final class CountingStore: Store, @unchecked Sendable {
     private let lock = NSLockish()
     private var counts: [String: Int] = [:]
     private var applied: [ChangeSet] = []
+    private var fetched: [(request: FetchRequest, rows: Int)] = []
 
     init(_ base: any Store) { self.base = base }
 
@@ -49,8 +50,13 @@ final class CountingStore: Store, @unchecked Sendable {
 
     func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         record("fetch")
-        return try base.fetch(request)
+        let rows = try base.fetch(request)
+        lock.with { fetched.append((request, rows.count)) }
+        return rows
     }
+
+    /// Every request passed to `fetch(_:)` with the number of rows it returned, in order.
+    var fetches: [(request: FetchRequest, rows: Int)] { lock.with { fetched } }
 
     func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
         record("fetchIDs")

@@ -1,0 +1,130 @@
+/// What one struct-level operation did to a context, so that a failure can take exactly that back.
+///
+/// ``ManagedObjectContext/save()`` leaves its changes pending when it fails (the caller may fix and retry).
+/// A struct's `save`, `saveAll` or `delete` is one call that both changes the context and saves it; when it
+/// fails, its own changes must not stay pending, or a retry would insert a second row and the next unrelated
+/// save would commit its delete or its half-written values.
+final class UndoLog {
+    /// One value as it was before the operation first changed it.
+    enum Entry {
+        case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
+        case links(ManagedObject, String, links: [Link]?, original: [Link]?)
+        case identifiedByValue(ManagedObject, Bool)
+    }
+
+    /// How many objects were in the inserted list when the operation began.
+    let insertedMark: Int
+    /// How many objects were in the deleted list when the operation began.
+    let deletedMark: Int
+    /// Objects the operation deleted, in order.
+    var victims: [ManagedObject] = []
+    /// First values of what the operation changed, in order.
+    private(set) var entries: [Entry] = []
+    /// The attributes and relationships already recorded: only the first change of each counts.
+    private var recorded = Set<Touched>()
+
+    private struct Touched: Hashable {
+        let object: ObjectIdentifier
+        let key: String
+        let isLink: Bool
+    }
+
+    init(insertedMark: Int, deletedMark: Int) {
+        self.insertedMark = insertedMark
+        self.deletedMark = deletedMark
+    }
+
+    /// Records an attribute's value before the operation's first change of it.
+    func recordAttribute(_ object: ManagedObject, _ key: String) {
+        guard recorded.insert(Touched(object: ObjectIdentifier(object), key: key, isLink: false)).inserted else {
+            return
+        }
+        entries.append(
+            .attribute(object, key, value: object.attributes[key] ?? .null, original: object.originalAttributes[key]))
+    }
+
+    /// Records a relationship's links before the operation's first change of them.
+    func recordLinks(_ object: ManagedObject, _ key: String) {
+        guard recorded.insert(Touched(object: ObjectIdentifier(object), key: key, isLink: true)).inserted else {
+            return
+        }
+        entries.append(.links(object, key, links: object.links[key], original: object.originalLinks[key]))
+    }
+
+    /// Records whether an object was identified by value before the operation set it.
+    func recordIdentifiedByValue(_ object: ManagedObject) {
+        guard !object.isIdentifiedByValue else { return }
+        entries.append(.identifiedByValue(object, false))
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs a struct-level operation; if it throws, forgets the objects it inserted, restores the objects it
+    /// deleted and the values and links it changed, then rethrows. Changes made before the operation stay
+    /// pending.
+    func undoingOnFailure<T>(_ body: () throws -> T) throws -> T {
+        // A nested call is part of the outer operation: the outer one undoes everything.
+        if undoLog != nil { return try body() }
+        let log = UndoLog(insertedMark: insertedList.count, deletedMark: deletedList.count)
+        undoLog = log
+        defer { undoLog = nil }
+        do {
+            return try body()
+        } catch {
+            undo(log)
+            throw error
+        }
+    }
+
+    private func undo(_ log: UndoLog) {
+        // Objects whose attributes come back leave the unique index first and return to it at the end.
+        var touched: [ManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        for case .attribute(let object, _, _, _) in log.entries where seen.insert(ObjectIdentifier(object)).inserted {
+            dropUnique(object)
+            touched.append(object)
+        }
+        for entry in log.entries.reversed() {
+            switch entry {
+            case .attribute(let object, let key, let value, let original):
+                object.attributes[key] = value
+                object.originalAttributes[key] = original
+            case .links(let object, let key, let links, let original):
+                object.links[key] = links
+                object.originalLinks[key] = original
+            case .identifiedByValue(let object, let flag):
+                object.isIdentifiedByValue = flag
+            }
+        }
+        for victim in log.victims.reversed() where victim.isDeletedFlag {
+            victim.isDeletedFlag = false
+            if victim.isInsertedFlag { registry[victim.info.name, default: [:]][victim.objectID] = victim }
+        }
+        for object in touched + log.victims { addUnique(object) }
+        if deletedList.count > log.deletedMark { removeDeleted(from: log.deletedMark) }
+        if insertedList.count > log.insertedMark { forgetInserted(from: log.insertedMark) }
+    }
+
+    /// Forgets the objects inserted at or after `mark`: they leave the registry and the unique index, and every
+    /// object still linked to them through an inverse relationship forgets the link.
+    private func forgetInserted(from mark: Int) {
+        let forgotten = insertedList[mark...].filter { !$0.isDeletedFlag }
+        let ids = Set(forgotten.map(ObjectIdentifier.init))
+        for object in forgotten {
+            for (key, links) in object.links {
+                guard let inverse = object.info.inverses[key] else { continue }
+                for case .object(let linked) in links where !ids.contains(ObjectIdentifier(linked)) {
+                    linked.removeLinks(to: [object], inverse.name)
+                    linked.dropUnchangedLinks(inverse.name)
+                }
+            }
+        }
+        for object in forgotten {
+            dropUnique(object)
+            registry[object.info.name]?[object.objectID] = nil
+            object.isDeletedFlag = true
+            object.isInsertedFlag = false
+        }
+        removeInserted(from: mark)
+    }
+}
