@@ -40,6 +40,23 @@ enum RelationshipSuite {
             #expect(performing: { try second.save() }, throws: isConflict)
             #expect(try staff(store) == ["C": ["e1", "e0"]])
         },
+        SuiteCase("moving several members at once leaves the old owner's other members in order") { make in
+            let store = try make()
+            var source = Company(name: "A", employees: (0..<5).map { Fixtures.employee("e\($0)") })
+            var target = Company(name: "B", employees: [])
+            let setup = ManagedObjectContext(store: store)
+            try source.save(setup)
+            try target.save(setup)
+            let context = ManagedObjectContext(store: store)
+            let a = try context.existingObject(with: try #require(source.objectID))
+            let b = try context.existingObject(with: try #require(target.objectID))
+            let members = try a.objects(forKey: "employees")
+            try b.setObjects([members[3], members[1], members[0]], forKey: "employees")
+            #expect(try a.objects(forKey: "employees") == [members[2], members[4]])
+            #expect(try members[0].object(forKey: "company") === b)
+            try context.save()
+            #expect(try staff(store) == ["A": ["e2", "e4"], "B": ["e3", "e1", "e0"]])
+        },
         SuiteCase("moving a member while another context adds one to its old owner conflicts") { make in
             let store = try make()
             var company = Company(name: "C", employees: [Fixtures.employee("e0")])
