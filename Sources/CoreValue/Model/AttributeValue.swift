@@ -53,3 +53,51 @@ public enum AttributeValue: Sendable, Hashable {
         return false
     }
 }
+
+extension AttributeValue {
+    /// Whether two values are the same stored value.
+    ///
+    /// As in PostgreSQL (and unlike Swift's `Double`), NaN equals NaN, so re-boxing an unchanged struct that
+    /// holds NaN records no change.
+    public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.int16(let a), .int16(let b)): return a == b
+        case (.int32(let a), .int32(let b)): return a == b
+        case (.int64(let a), .int64(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.float(let a), .float(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.uuid(let a), .uuid(let b)): return a == b
+        default: return false
+        }
+    }
+
+    /// Hashes the value consistently with ``==(_:_:)`` (every NaN hashes alike).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .int16(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .int32(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .int64(let value): hasher.combine(3 as UInt8); hasher.combine(value)
+        case .double(let value):
+            hasher.combine(4 as UInt8)
+            if value.isNaN { hasher.combine(UInt64.max) } else { hasher.combine(value) }
+        case .float(let value):
+            hasher.combine(5 as UInt8)
+            if value.isNaN { hasher.combine(UInt32.max) } else { hasher.combine(value) }
+        case .bool(let value): hasher.combine(6 as UInt8); hasher.combine(value)
+        case .string(let value): hasher.combine(7 as UInt8); hasher.combine(value)
+        case .data(let value): hasher.combine(8 as UInt8); hasher.combine(value)
+        case .date(let value): hasher.combine(9 as UInt8); hasher.combine(value)
+        case .decimal(let value):
+            hasher.combine(10 as UInt8)
+            if value.isNaN { hasher.combine(UInt64.max) } else { hasher.combine(value) }
+        case .uuid(let value): hasher.combine(11 as UInt8); hasher.combine(value)
+        }
+    }
+}
