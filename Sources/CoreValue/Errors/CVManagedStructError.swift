@@ -30,6 +30,8 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
     /// A save or delete would break a rule of the model: a duplicate unique value, a link to a missing
     /// object, or a relationship whose delete rule is `deny` that still has objects.
     case constraintViolation(entity: String, key: String?, message: String)
+    /// A predicate cannot be evaluated as given, e.g. a `LIKE` pattern ending in an unescaped `\`.
+    case invalidPredicate(entity: String, key: String, message: String)
 
     /// A readable description naming what was wrong.
     public var description: String {
@@ -50,6 +52,8 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
         case .invalidObject(let message): return "invalid object: \(message)"
         case .constraintViolation(let entity, let key, let message):
             return "constraint violation on '\(entity)\(key.map { ".\($0)" } ?? "")': \(message)"
+        case .invalidPredicate(let entity, let key, let message):
+            return "invalid predicate on '\(entity).\(key)': \(message)"
         }
     }
 }

@@ -29,12 +29,13 @@ extension CVPredicate {
             return .between(
                 key: key, try Self.convert(lower, to: attribute, in: entity),
                 try Self.convert(upper, to: attribute, in: entity))
-        case .stringMatch(let key, _, _, _):
+        case .stringMatch(let key, let match, let operand, _):
             let attribute = try Self.attribute(key, in: entity)
             guard attribute.type == .string else {
                 throw CVManagedStructError.typeMismatch(
                     entity: entity.name, key: key, expected: "string", found: attribute.type.rawValue)
             }
+            try Self.checkLikePattern(match, operand, entity: entity.name, key: key)
             return self
         case .isNull(let key):
             if entity.attribute(named: key) != nil { return self }
@@ -57,6 +58,19 @@ extension CVPredicate {
             return predicates.reduce(into: Set<String>()) { $0.formUnion($1.keys) }
         case .not(let predicate): return predicate.keys
         case .true, .false: return []
+        }
+    }
+
+    /// A `LIKE` pattern may not end in an escape character with nothing to escape (an odd run of trailing
+    /// `\`): PostgreSQL refuses it, so every store refuses it before anything is evaluated.
+    ///
+    /// - Throws: ``CVManagedStructError/invalidPredicate(entity:key:message:)``.
+    package static func checkLikePattern(_ match: StringMatch, _ pattern: String, entity: String, key: String) throws {
+        guard match == .like else { return }
+        let trailing = pattern.reversed().prefix { $0 == "\\" }.count
+        guard trailing % 2 == 0 else {
+            throw CVManagedStructError.invalidPredicate(
+                entity: entity, key: key, message: "LIKE pattern ends with an unescaped \\ (write \\\\ for one)")
         }
     }
 

@@ -64,6 +64,7 @@ struct PredicateCompiler {
                     found: attribute.type.rawValue)
             }
             try ValueCoercion.checkText(operand, entity: entity.name, key: key)
+            try CVPredicate.checkLikePattern(match, operand, entity: entity.name, key: key)
             let pattern: String
             switch match {
             case .like: pattern = operand

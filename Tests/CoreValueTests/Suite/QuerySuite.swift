@@ -134,6 +134,29 @@ enum QuerySuite {
             }
             #expect(store.count("fetch") == 0)
         },
+        SuiteCase("a LIKE pattern ending in an unescaped backslash throws before any store call") { make in
+            let store = CountingStore(try make())
+            var staff = [Fixtures.employee("a\\b"), Fixtures.employee("c")]
+            try staff.saveAll(ManagedObjectContext(store: store))
+            store.reset()
+            let context = ManagedObjectContext(store: store)
+            let bad = CVPredicate.stringMatch(key: "name", .like, "a\\", caseInsensitive: false)
+            #expect(
+                throws: CVManagedStructError.invalidPredicate(
+                    entity: "Employee", key: "name",
+                    message: "LIKE pattern ends with an unescaped \\ (write \\\\ for one)")
+            ) {
+                let _: [Employee] = try Employee.query(context, predicate: bad)
+            }
+            #expect(store.count("fetch") == 0)
+            #expect(throws: CVManagedStructError.self) {
+                try store.base.fetch(FetchRequest(entityName: "Employee", predicate: bad))
+            }
+            // An escaped backslash is a literal one, in both stores.
+            let escaped = CVPredicate.stringMatch(key: "name", .like, "a\\\\%", caseInsensitive: false)
+            let found: [Employee] = try Employee.query(context, predicate: escaped)
+            #expect(found.map(\.name) == ["a\\b"])
+        },
         SuiteCase("a to-one relationship can be tested for null") { make in
             let store = try make()
             let context = ManagedObjectContext(store: store)
