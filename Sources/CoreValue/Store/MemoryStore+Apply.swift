@@ -1,3 +1,5 @@
+import Foundation
+
 extension MemoryStore {
     /// Applies a change set atomically: deletes, then inserts and upserts, updates, owned to-one links and
     /// owned to-many member lists. Any error restores every row touched and is rethrown.
@@ -204,9 +206,18 @@ private struct ChangeWriter {
             if converted.isNull, !attribute.isOptional {
                 throw CVManagedStructError.missingValue(entity: entity.name, key: key)
             }
-            result[key] = converted
+            result[key] = Self.storedPrecision(converted)
         }
         return result
+    }
+
+    /// The value as PostgreSQL keeps it: dates to the nearest microsecond (`timestamptz`), so a struct that
+    /// round-trips through `MemoryStore` compares as it would through `PostgresStore`.
+    static func storedPrecision(_ value: AttributeValue) -> AttributeValue {
+        guard case .date(let date) = value else { return value }
+        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        guard micros.isFinite else { return value }
+        return .date(Date(timeIntervalSinceReferenceDate: micros / 1_000_000))
     }
 
     private func writeUnique(

@@ -10,6 +10,15 @@ enum BoxingSuite {
     }
 
     static let basicCases: [SuiteCase] = [
+        SuiteCase("dates are kept to the nearest microsecond, as timestamptz keeps them") { make in
+            let store = try make()
+            var car = Fixtures.car("precise")
+            car.builtAt = Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_789)
+            try car.save(ManagedObjectContext(store: store))
+            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: .key("name") == "precise")
+            let expected = Date(timeIntervalSinceReferenceDate: 123_456_789_123_457 / 1_000_000)
+            #expect(read.first?.builtAt == expected)
+        },
         SuiteCase("every attribute type round-trips") { make in
             let store = try make()
             var car = Fixtures.car()
