@@ -10,6 +10,9 @@ extension PostgresStore {
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
     ///   sent; ``PostgresStoreError`` for a NUL character; `DatabaseError` from the server.
     public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+        // The shared checks first (the same MemoryStore and contexts apply): keys, operand types converted
+        // without loss, sort keys, window; then the SQL compiler's own (NUL bytes, identifiers).
+        let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let sql = try fetchStatements.rows(for: request)
         return try read([(entity, sql)])
