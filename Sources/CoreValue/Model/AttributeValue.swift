@@ -57,8 +57,10 @@ public enum AttributeValue: Sendable, Hashable {
 extension AttributeValue {
     /// Whether two values are the same stored value.
     ///
-    /// As in PostgreSQL (and unlike Swift's `Double`), NaN equals NaN, so re-boxing an unchanged struct that
-    /// holds NaN records no change.
+    /// As in PostgreSQL: NaN equals NaN (unlike Swift's `Double`), so re-boxing an unchanged struct that holds
+    /// NaN records no change; text compares by its UTF-8 bytes (unlike Swift's `String`, which compares by
+    /// canonical equivalence), so "é" and "e\u{301}" are different values and changing one into the other is
+    /// saved.
     public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -68,7 +70,7 @@ extension AttributeValue {
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.float(let a), .float(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.bool(let a), .bool(let b)): return a == b
-        case (.string(let a), .string(let b)): return a == b
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         case (.data(let a), .data(let b)): return a == b
         case (.date(let a), .date(let b)): return a == b
         case (.decimal(let a), .decimal(let b)): return a == b || (a.isNaN && b.isNaN)
@@ -91,7 +93,10 @@ extension AttributeValue {
             hasher.combine(5 as UInt8)
             if value.isNaN { hasher.combine(UInt32.max) } else { hasher.combine(value) }
         case .bool(let value): hasher.combine(6 as UInt8); hasher.combine(value)
-        case .string(let value): hasher.combine(7 as UInt8); hasher.combine(value)
+        case .string(let value):
+            hasher.combine(7 as UInt8)
+            var value = value
+            value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         case .data(let value): hasher.combine(8 as UInt8); hasher.combine(value)
         case .date(let value): hasher.combine(9 as UInt8); hasher.combine(value)
         case .decimal(let value):
