@@ -173,10 +173,18 @@ public final class ManagedObjectContext {
 
     private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {
         object.version = snapshot.version
-        for attribute in object.info.entity.attributes {
-            object.attributes[attribute.name] = snapshot.attributes[attribute.name] ?? .null
+        let entity = object.info.entity
+        if snapshot.attributes.count == entity.attributes.count {
+            // A store hands every attribute of the entity (the Store contract): share its dictionary rather
+            // than rehash each key into a copy.
+            object.attributes = snapshot.attributes
+        } else {
+            for attribute in entity.attributes {
+                object.attributes[attribute.name] = snapshot.attributes[attribute.name] ?? .null
+            }
         }
-        for relationship in object.info.entity.relationships {
+        if object.links.isEmpty { object.links.reserveCapacity(entity.relationships.count) }
+        for relationship in entity.relationships {
             if relationship.isToMany {
                 object.links[relationship.name] = (snapshot.toMany[relationship.name] ?? []).map(Link.key)
             } else if let key = snapshot.toOne[relationship.name] ?? nil {

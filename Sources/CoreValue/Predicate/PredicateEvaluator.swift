@@ -93,11 +93,12 @@ package enum ValueOrder {
         case (.double(let a), .double(let b)): return sign(a, b)
         case (.float(let a), .float(let b)): return sign(a, b)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
-        case (.string(let a), .string(let b)): return bytes(Array(a.utf8), Array(b.utf8))
-        case (.data(let a), .data(let b)): return bytes(Array(a), Array(b))
+        case (.string(let a), .string(let b)): return bytes(a.utf8, b.utf8)
+        case (.data(let a), .data(let b)): return bytes(a, b)
         case (.date(let a), .date(let b)): return sign(a, b)
         case (.decimal(let a), .decimal(let b)): return sign(a, b)
-        case (.uuid(let a), .uuid(let b)): return bytes(uuidBytes(a), uuidBytes(b))
+        case (.uuid(let a), .uuid(let b)):
+            return withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in bytes(x, y) } }
         default: return nil
         }
     }
@@ -116,12 +117,18 @@ package enum ValueOrder {
 
     private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
 
-    private static func bytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
-        return sign(a.count, b.count)
-    }
-
-    private static func uuidBytes(_ uuid: UUID) -> [UInt8] {
-        withUnsafeBytes(of: uuid.uuid) { Array($0) }
+    /// Byte order, shorter first on a common prefix; reads both sequences in place (sorting calls this
+    /// O(n log n) times, so no copies).
+    private static func bytes<A: Sequence<UInt8>, B: Sequence<UInt8>>(_ a: A, _ b: B) -> Int {
+        var left = a.makeIterator()
+        var right = b.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?): if x != y { return x < y ? -1 : 1 }
+            }
+        }
     }
 }
