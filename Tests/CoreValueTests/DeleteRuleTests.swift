@@ -143,3 +143,36 @@ private func note(_ context: ManagedObjectContext, _ title: String, _ tag: Manag
     try note.setObjects([tag], forKey: "tags")
     return note
 }
+
+@Test func clearingACascadingToManyIsAllOrNothingWhenADenyRuleRefuses() throws {
+    let model = try ManagedObjectModel {
+        Entity("Shelf") {
+            Attribute("name", .string)
+            Relationship("boxes", to: "Box", .orderedToMany, inverse: "shelf", deleteRule: .cascade)
+        }
+        Entity("Box") {
+            Attribute("label", .string)
+            Relationship("shelf", to: "Shelf", inverse: "boxes")
+            Relationship("locks", to: "Lock", .unorderedToMany, inverse: "box", deleteRule: .deny)
+        }
+        Entity("Lock") {
+            Relationship("box", to: "Box", inverse: "locks")
+        }
+    }
+    let context = ManagedObjectContext(store: MemoryStore(model: model))
+    let shelf = try context.insert(entityName: "Shelf")
+    try shelf.setValue("S", forKey: "name")
+    let boxes = try (0..<3).map { index -> ManagedObject in
+        let box = try context.insert(entityName: "Box")
+        try box.setValue("B\(index)", forKey: "label")
+        return box
+    }
+    try shelf.setObjects(boxes, forKey: "boxes")
+    try boxes[2].setObjects([try context.insert(entityName: "Lock")], forKey: "locks")
+    try context.save()
+
+    #expect(throws: CVManagedStructError.self) { try shelf.setObjects([], forKey: "boxes") }
+    // The deny rule on the last box refused the whole clear: no box was deleted, the shelf keeps all three.
+    #expect(boxes.allSatisfy { !$0.isDeleted })
+    #expect(try shelf.objects(forKey: "boxes").count == 3)
+}

@@ -10,13 +10,19 @@ extension ManagedObjectContext {
     ///   ``CVManagedStructError/invalidObject(message:)`` for an object of another context, or the store's
     ///   error when loading related objects fails.
     public func delete(_ object: ManagedObject) throws {
-        guard object.managedObjectContext === self else {
+        try delete([object])
+    }
+
+    /// Deletes several objects as one: cascades, deny checks and unlinking are computed over all of them
+    /// together (one batched unlink, and nothing changes if any deny rule refuses).
+    func delete(_ roots: [ManagedObject]) throws {
+        for object in roots where object.managedObjectContext !== self {
             throw CVManagedStructError.invalidObject(message: "\(object.objectID) belongs to another context")
         }
-        guard !object.isDeletedFlag else { return }
         var doomed: [ManagedObject] = []
         var doomedIDs = Set<ObjectIdentifier>()
-        var stack = [object]
+        var stack = roots.filter { !$0.isDeletedFlag }
+        guard !stack.isEmpty else { return }
         while let next = stack.popLast() {
             guard doomedIDs.insert(ObjectIdentifier(next)).inserted else { continue }
             doomed.append(next)

@@ -72,8 +72,9 @@ extension ManagedObjectContext {
             objects.append(candidate)
         }
         if objects.isEmpty, relationship.isToMany, relationship.deleteRule == .cascade {
-            // Clearing a cascading to-many deletes its members (DESIGN section 4); deleting unlinks them.
-            for member in try resolve(object, key) where !member.isDeletedFlag { try delete(member) }
+            // Clearing a cascading to-many deletes its members (DESIGN section 4), all at once: one batched
+            // unlink, and nothing is deleted if a deny rule refuses any of them.
+            try delete(try resolve(object, key))
         }
         let old = object.links[key] ?? []
         if old.count == objects.count, zip(old, objects).allSatisfy({ $0.refers(to: $1) }) { return }
