@@ -68,7 +68,7 @@ struct RecordBuilder {
         }
         let plan = try self.plan(of: type, mirror)
         let info = plan.info
-        let record = BoxRecord(info: info, identity: try identity(of: value, info))
+        let record = BoxRecord(info: info, identity: try identity(of: value, plan))
         record.attributes.reserveCapacity(plan.attributeCount)
         record.attributeNames = plan.attributeNames
         for (child, field) in zip(mirror.children, plan.fields) {
@@ -111,34 +111,47 @@ struct RecordBuilder {
                 throw CVManagedStructError.unknownKey(entity: info.name, key: label)
             }
         }
-        let plan = LayoutCache.Plan(info: info, fields: fields)
+        let plan = LayoutCache.Plan(info: info, fields: fields, identity: try identityKind(of: type, info))
         layouts?.plans[key] = plan
         return plan
     }
 
-    private func identity(of value: any BoxingStruct, _ info: EntityIndex) throws -> BoxRecord.Identity {
-        if let persistent = value as? any BoxingPersistentStruct, let id = persistent.objectID {
+    /// The identity kind of a struct type; checks once that a unique struct's identifier is a unique attribute.
+    private func identityKind(of type: any BoxingStruct.Type, _ info: EntityIndex) throws
+        -> LayoutCache.Plan.IdentityKind
+    {
+        guard let unique = type as? any BoxingUniqueStruct.Type else {
+            return .init(isPersistent: type is any BoxingPersistentStruct.Type, unique: nil)
+        }
+        let key = unique.IdentifierName
+        let attribute = try info.attribute(key)
+        guard attribute.isUnique else {
+            throw CVManagedStructError.invalidModel(
+                entity: info.name, key: key,
+                message: "\(type) is identified by '\(key)', which the model does not mark unique: true")
+        }
+        return .init(isPersistent: type is any BoxingPersistentStruct.Type, unique: attribute)
+    }
+
+    private func identity(of value: any BoxingStruct, _ plan: LayoutCache.Plan) throws -> BoxRecord.Identity {
+        let info = plan.info
+        if plan.identity.isPersistent, let persistent = value as? any BoxingPersistentStruct,
+            let id = persistent.objectID
+        {
             guard id.entityName == info.name else {
                 throw CVManagedStructError.structUpdateError(
                     message: "objectID \(id) belongs to entity '\(id.entityName)', not '\(info.name)'")
             }
             return .objectID(id)
         }
-        if let unique = value as? any BoxingUniqueStruct {
-            let key = Swift.type(of: unique).IdentifierName
-            let attribute = try info.attribute(key)
-            guard attribute.isUnique else {
-                throw CVManagedStructError.invalidModel(
-                    entity: info.name, key: key,
-                    message: "\(Swift.type(of: unique)) is identified by '\(key)', which the model does not mark "
-                        + "unique: true")
-            }
+        if let attribute = plan.identity.unique, let unique = value as? any BoxingUniqueStruct {
             let raw = unique.IdentifierValue().attributeValue
             guard let converted = raw.converted(to: attribute.type), !converted.isNull else {
                 throw CVManagedStructError.typeMismatch(
-                    entity: info.name, key: key, expected: attribute.type.rawValue, found: raw.typeDescription)
+                    entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
+                    found: raw.typeDescription)
             }
-            return .unique(key: key, value: converted)
+            return .unique(key: attribute.name, value: converted)
         }
         return .new
     }
@@ -222,10 +235,21 @@ final class LayoutCache {
         /// The names of the type's attributes; `nil` when the type has every attribute of the entity. An
         /// upsert sends only these, so that it leaves the other columns of an existing row alone.
         let attributeNames: Set<String>?
+        /// How values of the type find their object, resolved once per type.
+        let identity: IdentityKind
 
-        init(info: EntityIndex, fields: [Field]) {
+        /// What kind of identity a struct type has.
+        struct IdentityKind {
+            /// A `BoxingPersistentStruct`: its `objectID`, when set, names the row.
+            let isPersistent: Bool
+            /// A `BoxingUniqueStruct`: the (unique) identifier attribute.
+            let unique: Attribute?
+        }
+
+        init(info: EntityIndex, fields: [Field], identity: IdentityKind) {
             self.info = info
             self.fields = fields
+            self.identity = identity
             var names = Set<String>()
             for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
             self.attributeCount = names.count
