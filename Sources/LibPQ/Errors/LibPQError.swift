@@ -7,7 +7,7 @@ public struct LibPQError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Hashable, Sendable {
             case invalidConnectionString, connectionFailed, connectionClosed, connectionLost
-            case commitOutcomeUnknown, encoding, decoding, copyFailed, pipelineFailed, timeout
+            case commitOutcomeUnknown, encoding, decoding, copyFailed, pipelineFailed
             case protocolViolation, transactionAborted, transactionEndedEarly, cancelFailed
         }
 
@@ -33,8 +33,6 @@ public struct LibPQError: Error, Sendable, CustomStringConvertible {
         public static let copyFailed = Code(.copyFailed)
         /// Pipeline mode could not be entered, fed or left.
         public static let pipelineFailed = Code(.pipelineFailed)
-        /// A wait ran out of time.
-        public static let timeout = Code(.timeout)
         /// The server answered with something this call did not expect.
         public static let protocolViolation = Code(.protocolViolation)
         /// A transaction failed earlier (its body swallowed an error) and was rolled back instead of committed.
