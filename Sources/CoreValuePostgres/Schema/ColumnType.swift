@@ -1,10 +1,10 @@
 import CoreValue
 
 /// The PostgreSQL column type of each attribute type.
-public enum ColumnType {
+package enum ColumnType {
     /// The type's name in DDL and casts: `smallint`, `integer`, `bigint`, `real`, `double precision`,
     /// `boolean`, `text`, `bytea`, `timestamptz`, `numeric`, `uuid`.
-    public static func sqlName(of type: AttributeType) -> String {
+    package static func sqlName(of type: AttributeType) -> String {
         switch type {
         case .int16: return "smallint"
         case .int32: return "integer"

@@ -35,7 +35,7 @@ public struct SchemaMapping: Sendable {
     }
 
     /// Every table, entity tables first (in model order), then join tables (in model order).
-    public var tables: [TableDefinition] {
+    package var tables: [TableDefinition] {
         model.entities.map(entityTable) + model.entities.flatMap(joinTables)
     }
 
@@ -45,7 +45,7 @@ public struct SchemaMapping: Sendable {
     }
 
     /// The table of an entity.
-    public func entityTable(_ entity: Entity) -> TableDefinition {
+    package func entityTable(_ entity: Entity) -> TableDefinition {
         var columns = [
             ColumnDefinition(
                 name: Self.primaryKeyColumn, sqlType: "bigint", isNullable: false,
@@ -78,7 +78,7 @@ public struct SchemaMapping: Sendable {
     }
 
     /// The join tables an entity owns.
-    public func joinTables(_ entity: Entity) -> [TableDefinition] {
+    package func joinTables(_ entity: Entity) -> [TableDefinition] {
         entity.relationships.filter { model.storage(of: $0, in: entity) == .joinTable }.map { relationship in
             let owner = SQLIdentifier.quote(Self.ownerColumn)
             let member = SQLIdentifier.quote(Self.memberColumn)
