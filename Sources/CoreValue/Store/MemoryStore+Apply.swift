@@ -8,7 +8,8 @@ extension MemoryStore {
     ///   ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a duplicate unique value or a
     ///   link to a missing row, and the validation errors of ``fetch(_:)``.
     public func apply(_ changes: ChangeSet) throws -> SaveResult {
-        try locked {
+        try changes.validate(against: index)
+        return try locked {
             state.begin()
             do {
                 var writer = ChangeWriter(index: index)

@@ -22,6 +22,7 @@ extension PostgresStore {
             throw PostgresStoreError(
                 .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
         }
+        try changes.validate(against: index)
         let plan = try SavePlan(mapping: mapping, changes: changes)
         let statements = writeStatements
         let channel = notificationChannel

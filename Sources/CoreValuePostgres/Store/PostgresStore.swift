@@ -29,6 +29,8 @@ public final class PostgresStore: Store {
     /// Where the store connects (the password redacted in descriptions).
     public let configuration: ConnectionConfiguration
     let mapping: SchemaMapping
+    /// The model's lookups, for the checks shared with `MemoryStore`.
+    let index: ModelIndex
     let fetchStatements: FetchStatements
     let writeStatements: WriteStatements
     let pool: ConnectionPool
@@ -66,6 +68,7 @@ public final class PostgresStore: Store {
         self.schema = schema
         self.maxAttempts = max(1, maxAttempts)
         self.mapping = SchemaMapping(model: model)
+        self.index = ModelIndex(model)
         try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: schema)
         self.writeStatements = WriteStatements(schema: schema)

@@ -26,7 +26,7 @@ struct SuiteCase: Sendable, CustomTestStringConvertible {
 enum StoreSuite {
     static let all: [SuiteCase] =
         BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases
-        + ContextSuite.cases + RelationshipSuite.cases + RandomPredicateSuite.cases
+        + ContextSuite.cases + RelationshipSuite.cases + RandomPredicateSuite.cases + StoreContractSuite.cases
 }
 
 /// A store that counts the calls made to another one: for asserting batching.

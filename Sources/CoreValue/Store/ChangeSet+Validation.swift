@@ -1,0 +1,82 @@
+extension ChangeSet {
+    /// Checks everything about a change set that needs no stored data, with the errors every store gives.
+    ///
+    /// Both `MemoryStore` and `PostgresStore` run this first, so a malformed change set from a direct
+    /// ``Store/apply(_:)`` call fails the same way on either, before anything is written: unknown entities
+    /// and keys, values that do not convert without loss, required attributes set to null, an upsert key that
+    /// is not a unique attribute, links written from the side that does not own them, destinations of the
+    /// wrong entity, and a member listed twice.
+    ///
+    /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
+    ///   `invalidObject` (an insert of a stored ID) or `constraintViolation`.
+    package func validate(against index: ModelIndex) throws {
+        for change in inserts {
+            let entity = try index.entity(change.id.entityName)
+            guard change.id.isTemporary else {
+                throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
+            }
+            try Self.checkAttributes(change.attributes, entity)
+            if let upsertKey = change.upsertKey, entity.attributes[upsertKey]?.isUnique != true {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+            }
+            try Self.checkToOne(change.toOne, entity)
+        }
+        for change in updates {
+            let entity = try index.entity(change.id.entityName)
+            try Self.checkAttributes(change.attributes, entity)
+            try Self.checkToOne(change.toOne, entity)
+        }
+        for deletion in deletes { _ = try index.entity(deletion.id.entityName) }
+        for change in relationships {
+            let entity = try index.entity(change.owner.entityName)
+            let relationship = try entity.relationship(change.relationship)
+            guard entity.storage[relationship.name] == .joinTable else {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: relationship.name, message: "not an owned to-many relationship")
+            }
+            var seen = Set<ManagedObjectID>()
+            for member in change.members {
+                try Self.checkDestination(member, of: relationship, in: entity)
+                guard seen.insert(member).inserted else {
+                    throw CVManagedStructError.constraintViolation(
+                        entity: entity.name, key: relationship.name, message: "\(member) is listed twice")
+                }
+            }
+        }
+    }
+
+    private static func checkAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws {
+        for (key, value) in values {
+            let attribute = try entity.attribute(key)
+            guard let converted = value.converted(to: attribute.type) else {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+            }
+            if converted.isNull, !attribute.isOptional {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+            }
+        }
+    }
+
+    private static func checkToOne(_ links: [String: ManagedObjectID?], _ entity: EntityIndex) throws {
+        for (name, target) in links {
+            let relationship = try entity.relationship(name)
+            guard entity.storage[name] == .foreignKey else {
+                throw CVManagedStructError.constraintViolation(
+                    entity: entity.name, key: name, message: "not an owned to-one relationship")
+            }
+            if let target { try checkDestination(target, of: relationship, in: entity) }
+        }
+    }
+
+    private static func checkDestination(_ id: ManagedObjectID, of relationship: Relationship, in entity: EntityIndex)
+        throws
+    {
+        guard id.entityName == relationship.destination else {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: relationship.name, expected: relationship.destination,
+                found: id.entityName)
+        }
+    }
+}
