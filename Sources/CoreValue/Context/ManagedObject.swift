@@ -35,6 +35,17 @@ public final class ManagedObject {
     var upsertKey: String?
     /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
     var upsertAttributes: Set<String>?
+
+    /// Forgets the last unit of work's change tracking: original values and links, and the per-save flags.
+    /// A save and a rollback end with this for every object they touched.
+    func clearPendingState() {
+        originalAttributes.removeAll()
+        originalLinks.removeAll()
+        isListedAsChanged = false
+        isIdentifiedByValue = false
+        upsertKey = nil
+        upsertAttributes = nil
+    }
     /// Whether a unique struct wrote this object since the last save: its identity is its identifier, so the
     /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
     /// Set once boxing succeeded; cleared by save and rollback.

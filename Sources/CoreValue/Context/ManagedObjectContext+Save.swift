@@ -78,16 +78,11 @@ extension ManagedObjectContext {
                     return true
                 }
             }
-            object.originalAttributes.removeAll()
-            object.originalLinks.removeAll()
-            object.isListedAsChanged = false
-            object.isIdentifiedByValue = false
+            object.clearPendingState()
         }
         for object in deletedList { object.isDeletedFlag = false }
         for object in changedList + deletedList { addUnique(object) }
-        pendingInserts.removeAll()
-        pendingChanges.removeAll()
-        pendingDeletes.removeAll()
+        clearPendingLists()
     }
 
     private func checkRequired(_ object: ManagedObject, keys: [String]) throws {
@@ -157,27 +152,14 @@ extension ManagedObjectContext {
             }
             registry[object.info.name, default: [:]][object.objectID] = object
             object.isInsertedFlag = false
-            object.upsertKey = nil
-            object.upsertAttributes = nil
             addUnique(object)
         }
         for object in changedList {
             if let version = result.versions[object.objectID] { object.version = version }
         }
-        for object in insertedList + changedList {
-            object.isIdentifiedByValue = false
-            object.originalAttributes.removeAll()
-            object.originalLinks.removeAll()
-            object.isListedAsChanged = false
-        }
-        for object in deleted {
-            registry[object.info.name]?[object.objectID] = nil
-            object.originalAttributes.removeAll()
-            object.originalLinks.removeAll()
-        }
-        pendingInserts.removeAll()
-        pendingChanges.removeAll()
-        pendingDeletes.removeAll()
+        for object in insertedList + changedList + deleted { object.clearPendingState() }
+        for object in deleted { registry[object.info.name]?[object.objectID] = nil }
+        clearPendingLists()
     }
 
     func dropUnique(_ object: ManagedObject) {
@@ -193,5 +175,14 @@ extension ManagedObjectContext {
             let value = object.attributes[attribute.name] ?? .null
             if !value.isNull { uniqueIndex[UniqueValue(object.info.name, attribute.name, value)] = object }
         }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Empties the per-entity lists of pending inserts, changes and deletes (after a save or a rollback).
+    func clearPendingLists() {
+        pendingInserts.removeAll()
+        pendingChanges.removeAll()
+        pendingDeletes.removeAll()
     }
 }
