@@ -277,7 +277,7 @@ public final class ManagedObject {
     func dropUnchangedLinks(_ key: String) {
         guard let original = originalLinks[key] else { return }
         let current = links[key] ?? []
-        guard original.count == current.count, zip(original, current).allSatisfy({ $0.same(as: $1) }) else { return }
+        guard original.isSame(as: current) else { return }
         originalLinks[key] = nil
     }
 
@@ -328,6 +328,13 @@ enum Link {
         case .object(let linked): return linked === object
         case .key(let key): return object.objectID.primaryKey == key
         }
+    }
+}
+
+extension [Link] {
+    /// Whether two link lists name the same objects in the same order.
+    func isSame(as other: [Link]) -> Bool {
+        count == other.count && zip(self, other).allSatisfy { $0.same(as: $1) }
     }
 }
 

@@ -12,8 +12,8 @@ extension ManagedObjectContext {
     ///   (before calling the store), ``CVManagedStructError/conflict(entity:message:)`` when another context
     ///   changed or deleted a row since it was read, or the store's error.
     public func save() throws {
-        let inserted = insertedList.filter { !$0.isDeletedFlag }
-        let changed = changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasChanges }
+        let inserted = insertedObjects
+        let changed = updatedObjects
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {
@@ -114,9 +114,7 @@ extension ManagedObjectContext {
             guard let destination = object.info.relationships[key]?.destination else { continue }
             let links = object.links[key] ?? []
             if object.isInsertedFlag, links.isEmpty { continue }
-            if !object.isInsertedFlag, let original = object.originalLinks[key], original.count == links.count,
-                zip(original, links).allSatisfy({ same($0, $1) })
-            {
+            if !object.isInsertedFlag, let original = object.originalLinks[key], original.isSame(as: links) {
                 continue
             }
             let members: [ManagedObjectID] = links.compactMap { link in
@@ -128,15 +126,6 @@ extension ManagedObjectContext {
             result.append(RelationshipChange(owner: object.objectID, relationship: key, members: members))
         }
         return result
-    }
-
-    private func same(_ lhs: Link, _ rhs: Link) -> Bool {
-        switch rhs {
-        case .object(let object): return lhs.refers(to: object)
-        case .key(let key):
-            if case .key(let other) = lhs { return key == other }
-            return lhs.object?.objectID.primaryKey == key
-        }
     }
 
     private func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {

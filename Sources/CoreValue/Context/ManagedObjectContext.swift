@@ -111,10 +111,7 @@ public final class ManagedObjectContext {
         object.isInsertedFlag = true
         registry[entityName, default: [:]][object.objectID] = object
         pendingInserts.append(object)
-        for attribute in info.uniqueAttributes {
-            let value = object.attributes[attribute.name] ?? .null
-            if !value.isNull { uniqueIndex[UniqueValue(entityName, attribute.name, value)] = object }
-        }
+        addUnique(object)
         return object
     }
 
@@ -155,11 +152,7 @@ public final class ManagedObjectContext {
         let info = try index.entity(snapshot.id.entityName)
         if let object = registry[info.name]?[snapshot.id] {
             if !object.hasChanges {
-                for attribute in info.uniqueAttributes {
-                    let value = object.attributes[attribute.name] ?? .null
-                    let key = UniqueValue(info.name, attribute.name, value)
-                    if uniqueIndex[key] === object { uniqueIndex[key] = nil }
-                }
+                dropUnique(object)
                 load(snapshot, into: object)
             }
             return object
@@ -193,10 +186,7 @@ public final class ManagedObjectContext {
                 object.links[relationship.name] = []
             }
         }
-        for attribute in object.info.uniqueAttributes {
-            let value = object.attributes[attribute.name] ?? .null
-            if !value.isNull { uniqueIndex[UniqueValue(object.info.name, attribute.name, value)] = object }
-        }
+        addUnique(object)
     }
 
     // MARK: Change tracking
