@@ -23,8 +23,9 @@ enum DemoCommand: Command {
         let url = try arguments.databaseURL()
         let schema = arguments.value("schema") ?? "corevalue_demo"
         let model = try ExampleModel.make()
-        try emptyTables(url: url, schema: schema, model: model)
+        // Opening the store first checks the schema, so an unmigrated one is reported as such.
         let store = try PostgresStore(url: url, model: model, schema: schema)
+        try emptyTables(url: url, schema: schema, model: model)
         defer { store.close() }
         var demo = Demo(store: store)
         try demo.run()
