@@ -47,6 +47,17 @@ extension ChangeSet {
     }
 
     private static func checkAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws {
+        _ = try convertedAttributes(values, entity)
+    }
+
+    /// Attribute values converted losslessly to each attribute's type.
+    ///
+    /// - Throws: `unknownKey`, `typeMismatch` for a value that does not convert without loss, `missingValue`
+    ///   for null in a required attribute.
+    package static func convertedAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws
+        -> [String: AttributeValue]
+    {
+        var result: [String: AttributeValue] = Dictionary(minimumCapacity: values.count)
         for (key, value) in values {
             let attribute = try entity.attribute(key)
             guard let converted = value.converted(to: attribute.type) else {
@@ -56,7 +67,9 @@ extension ChangeSet {
             if converted.isNull, !attribute.isOptional {
                 throw CVManagedStructError.missingValue(entity: entity.name, key: key)
             }
+            result[key] = converted
         }
+        return result
     }
 
     private static func checkToOne(_ links: [String: ManagedObjectID?], _ entity: EntityIndex) throws {

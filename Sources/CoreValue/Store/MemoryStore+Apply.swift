@@ -193,23 +193,12 @@ private struct ChangeWriter {
         }
     }
 
-    /// Validates attribute values against the entity, converting losslessly to each attribute's type.
+    /// Attribute values converted to each attribute's type (``ChangeSet/convertedAttributes(_:_:)``), kept
+    /// as PostgreSQL keeps them.
     private func checked(_ values: [String: AttributeValue], _ entity: EntityIndex) throws
         -> [String: AttributeValue]
     {
-        var result: [String: AttributeValue] = [:]
-        for (key, value) in values {
-            let attribute = try entity.attribute(key)
-            guard let converted = value.converted(to: attribute.type) else {
-                throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
-            }
-            if converted.isNull, !attribute.isOptional {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
-            }
-            result[key] = Self.storedPrecision(converted)
-        }
-        return result
+        try ChangeSet.convertedAttributes(values, entity).mapValues(Self.storedPrecision)
     }
 
     /// The value as PostgreSQL keeps it: dates to the nearest microsecond (`timestamptz`), so a struct that
