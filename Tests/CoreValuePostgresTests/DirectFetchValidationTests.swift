@@ -25,4 +25,21 @@ import Testing
             #expect(store.statistics.statements == before)
         }
     }
+
+    @Test func aLookupByValuesRefusesALossyValueLikeMemoryStore() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            let memory = MemoryStore(model: ExampleModel.model)
+            let values: [AttributeValue] = [.double(1.1)]  // numeric from a binary float: lossy
+            var postgresError: CVManagedStructError?
+            var memoryError: CVManagedStructError?
+            do { _ = try store.fetch(entityName: "Product", key: "price", values: values) } catch let error
+                as CVManagedStructError
+            { postgresError = error }
+            do { _ = try memory.fetch(entityName: "Product", key: "price", values: values) } catch let error
+                as CVManagedStructError
+            { memoryError = error }
+            #expect(postgresError != nil)
+            #expect(postgresError == memoryError)
+        }
+    }
 }
