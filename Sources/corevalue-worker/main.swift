@@ -3,32 +3,52 @@ import CoreValueExamples
 import CoreValuePostgres
 import Foundation
 
-// corevalue-worker URL SCHEMA INDEX ROUNDS COUNT
+// corevalue-worker URL SCHEMA INDEX ROUNDS COUNT [shuffled]
 //
 // One process of the multi-process tests: opens its own PostgresStore on SCHEMA (the example model), builds
 // ROUNDS batches of COUNT unique Product structs (ids 1...COUNT, price = id + 100 * round + INDEX), prints
 // `ready`, then for each round waits for a `go` line on stdin, saves the batch in one unit of work
 // (`saveAll`) and prints `done`, or `error <description>` if the save failed. Exits after the last round.
 // The test that starts it holds the barrier: every round starts when all workers have reported.
+//
+// With `shuffled`, each batch is in an order of its own (seeded by INDEX and round) and every product is
+// named `w<INDEX>`: a row then says which worker wrote its name, and its price which worker wrote the price,
+// so a row that mixes two workers' columns is seen.
 
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line.replacingOccurrences(of: "\n", with: " ") + "\n").utf8))
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count == 5, let index = Int(arguments[2]), let rounds = Int(arguments[3]),
-    let count = Int32(arguments[4]), count > 0, rounds > 0
+guard arguments.count == 5 || (arguments.count == 6 && arguments[5] == "shuffled"), let index = Int(arguments[2]),
+    let rounds = Int(arguments[3]), let count = Int32(arguments[4]), count > 0, rounds > 0
 else {
-    FileHandle.standardError.write(Data("usage: corevalue-worker URL SCHEMA INDEX ROUNDS COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: corevalue-worker URL SCHEMA INDEX ROUNDS COUNT [shuffled]\n".utf8))
     exit(2)
+}
+let shuffled = arguments.count == 6
+
+/// A small seeded generator (SplitMix64), so that each worker's orders are its own and reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 do {
     let store = try PostgresStore(url: arguments[0], model: ExampleModel.make(), schema: arguments[1], poolSize: 1)
     let batches = (1...rounds).map { round in
-        (1...count).map { id in
-            Product(id: id, name: "Product \(id)", price: Decimal(Int(id) + 100 * round + index))
+        let products = (1...count).map { id in
+            Product(
+                id: id, name: shuffled ? "w\(index)" : "Product \(id)", price: Decimal(Int(id) + 100 * round + index))
         }
+        var generator = SeededGenerator(state: UInt64(index) << 32 | UInt64(round))
+        return shuffled ? products.shuffled(using: &generator) : products
     }
     emit("ready")
     for batch in batches {

@@ -46,6 +46,51 @@ import Testing
         }
     }
 
+    /// Starts `workers` workers, runs `rounds` rounds behind a barrier, and returns every line other than `done`.
+    static func runWorkers(
+        _ workers: Int, rounds: Int, count: Int, url: String, schema: String, extra: [String] = []
+    ) throws -> (failures: [String], statuses: [Int32]) {
+        let processes = try (0..<workers).map { w in
+            try Worker([url, schema, String(w), String(rounds), String(count)] + extra)
+        }
+        var failures: [String] = []
+        for worker in processes {
+            let line = try worker.readLine()
+            if line != "ready" { failures.append(line) }
+        }
+        for _ in 0..<rounds where failures.isEmpty {
+            for worker in processes { try worker.send("go") }
+            for worker in processes {
+                let line = try worker.readLine()
+                if line != "done" { failures.append(line) }
+            }
+        }
+        return (failures, processes.map { $0.finish() })
+    }
+
+    /// Eight processes save the same 1,000 unique structs, each batch in an order of its own: row locks are
+    /// taken in one order (no deadlock fails a save), and every row is one worker's whole struct (its name
+    /// `w<k>` and its price `id + 100 * round + k` come from the same worker k), never a mix of two.
+    @Test func eightProcessesInShuffledOrdersNeitherDeadlockNorTearRows() throws {
+        let workers = 8
+        let rounds = 6
+        let count = 1000
+        try TestDatabase.withExampleStore { store, url, schema in
+            let (failures, statuses) = try Self.runWorkers(
+                workers, rounds: rounds, count: count, url: url, schema: schema, extra: ["shuffled"])
+            #expect(failures.isEmpty, "\(failures.count) worker errors, the first: \(failures.first ?? "")")
+            #expect(statuses == Array(repeating: 0, count: workers))
+            let products: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(products.count == count)
+            let torn = products.filter { product in
+                let writer = (NSDecimalNumber(decimal: product.price).intValue - Int(product.id)) % 100
+                return product.name != "w\(writer)"
+            }
+            #expect(torn.isEmpty, "\(torn.count) rows mix two workers' columns, e.g. \(torn.prefix(3))")
+            #expect(products.allSatisfy { (NSDecimalNumber(decimal: $0.price).intValue - Int($0.id)) / 100 == rounds })
+        }
+    }
+
     @Test func fourProcessesSavingTheSameThousandUniqueStructsTwentyTimesEndWithAThousandRows() throws {
         let workers = 4
         let rounds = 20

@@ -58,7 +58,7 @@ import Testing
             sql.text == Self.carColumns
                 + #" WHERE (t."seats" = ANY($1::smallint[]) OR t."mileage" BETWEEN $2 AND $3 OR t."nickname" IS NULL"#
                 + #" OR t."nickname" IS NULL OR t."nickname" IS NOT NULL OR NOT (t."registered" = $4)"#
-                + #" OR t."name" LIKE $5 OR t."name" COLLATE "default" ILIKE $6 OR t."name" LIKE $7 OR t."name" COLLATE "default" ILIKE $8"#
+                + #" OR t."name" LIKE $5 OR t."name" COLLATE "und-x-icu" ILIKE $6 OR t."name" LIKE $7 OR t."name" COLLATE "und-x-icu" ILIKE $8"#
                 + #" OR FALSE OR TRUE OR FALSE OR TRUE OR FALSE) ORDER BY t."_pk" ASC"#)
         #expect(
             sql.binds == [

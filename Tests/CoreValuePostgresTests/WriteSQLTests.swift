@@ -24,13 +24,41 @@ import Testing
 
     @Test func upsertsOnTheIdentifier() {
         let id = ColumnValues(name: "id", type: .string, values: [.string("x"), .string("y")])
-        let sql = statements.upsert(into: "Author", key: "id", columns: [id, name])
+        let sql = statements.upsert(into: "Author", key: Attribute("id", .string, unique: true), columns: [id, name])
         #expect(
             sql.text
-                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."id", u."_i" "#
+                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."id" COLLATE "C", u."_i" "#
                 + #"ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "_version" = t."_version" + 1 RETURNING t."_pk", t."_version", t."id""#
         )
         #expect(sql.binds.count == 2)
+    }
+
+    @Test func rowLocksAreTakenInIdentifierThenKeyOrder() {
+        let unique = statements.lock(table: "Author", keys: [3, 1], orderedBy: Attribute("id", .string, unique: true))
+        #expect(
+            unique.text
+                == #"SELECT 1 FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR UPDATE"#
+        )
+        #expect(unique.binds == [.int64Array([3, 1])])
+        let plain = statements.lock(table: "Car", keys: [2], orderedBy: nil)
+        #expect(
+            plain.text == #"SELECT 1 FROM "s"."Car" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."_pk" FOR UPDATE"#)
+        let numeric = statements.lock(table: "Product", keys: [2], orderedBy: Attribute("id", .int32, unique: true))
+        #expect(numeric.text.contains(#"ORDER BY t."id", t."_pk" FOR UPDATE"#))
+    }
+
+    @Test func batchedUpdatesLockTheirRowsInOrderFirst() {
+        let sql = statements.update(
+            table: "Author", keys: [2, 1], versions: [nil, nil], columns: [name],
+            lockOrder: LockOrder(attribute: Attribute("id", .string, unique: true)))
+        #expect(
+            sql.text
+                == #"WITH "_locked" AS (SELECT 1 FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR UPDATE) "#
+                + #"UPDATE "s"."Author" AS t SET "name" = u."name", "_version" = t."_version" + 1 "#
+                + #"FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS u("_pk", "_version", "name") "#
+                + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") AND (SELECT count(*) FROM "_locked") >= 0 RETURNING t."_pk", t."_version""#
+        )
+        #expect(sql.binds.first == .int64Array([2, 1]))
     }
 
     @Test func updatesCheckVersionsAndKeepUnsetColumns() {

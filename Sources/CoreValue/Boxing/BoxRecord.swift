@@ -60,8 +60,16 @@ struct RecordBuilder {
     /// Per-type layouts, kept by the context so that each struct type is resolved against the model once.
     let layouts: LayoutCache?
 
-    func record(for value: any BoxingStruct) throws -> BoxRecord {
+    /// The record of one struct and, below it, of every struct nested in it.
+    ///
+    /// - Parameter depth: How many structs enclose this one; past ``ManagedObjectContext/maximumGraphDepth``
+    ///   boxing throws instead of recursing further.
+    func record(for value: any BoxingStruct, depth: Int = 0) throws -> BoxRecord {
         let type = Swift.type(of: value)
+        guard depth < ManagedObjectContext.maximumGraphDepth else {
+            throw CVManagedStructError.nestingTooDeep(
+                entity: type.EntityName, what: "a graph of nested structs", limit: ManagedObjectContext.maximumGraphDepth)
+        }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct else {
             throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
@@ -85,7 +93,8 @@ struct RecordBuilder {
                 }
                 record.attributes.append((attribute, converted))
             case .relationship(let relationship):
-                record.relationships.append((relationship.name, try targets(child.value, relationship, info)))
+                record.relationships.append(
+                    (relationship.name, try targets(child.value, relationship, info, depth: depth + 1)))
             }
         }
         return record
@@ -173,12 +182,12 @@ struct RecordBuilder {
             message: "Could not box field '\(label)' of \(info.name): unsupported type \(type(of: value))")
     }
 
-    private func targets(_ value: Any, _ relationship: Relationship, _ info: EntityIndex) throws
+    private func targets(_ value: Any, _ relationship: Relationship, _ info: EntityIndex, depth: Int) throws
         -> [BoxRecord.Target]
     {
         if let optional = value as? any _OptionalBoxing {
             guard let wrapped = optional._wrappedValue else { return [] }
-            return try targets(wrapped, relationship, info)
+            return try targets(wrapped, relationship, info, depth: depth)
         }
         if let collection = value as? any _BoxingCollection {
             guard relationship.isToMany else {
@@ -186,21 +195,23 @@ struct RecordBuilder {
                     entity: info.name, key: relationship.name, expected: "one \(relationship.destination)",
                     found: "\(type(of: value))")
             }
-            return try collection._boxingElements.map { try target($0, relationship, info) }
+            return try collection._boxingElements.map { try target($0, relationship, info, depth: depth) }
         }
         guard !relationship.isToMany else {
             throw CVManagedStructError.typeMismatch(
                 entity: info.name, key: relationship.name, expected: "a collection of \(relationship.destination)",
                 found: "\(type(of: value))")
         }
-        return [try target(value, relationship, info)]
+        return [try target(value, relationship, info, depth: depth)]
     }
 
-    private func target(_ value: Any, _ relationship: Relationship, _ info: EntityIndex) throws -> BoxRecord.Target {
+    private func target(_ value: Any, _ relationship: Relationship, _ info: EntityIndex, depth: Int) throws
+        -> BoxRecord.Target
+    {
         let found: String
         if let nested = value as? any BoxingStruct {
             found = Swift.type(of: nested).EntityName
-            if found == relationship.destination { return .record(try record(for: nested)) }
+            if found == relationship.destination { return .record(try record(for: nested, depth: depth)) }
         } else if let object = value as? ManagedObject {
             found = object.entity.name
             if found == relationship.destination { return .object(object) }

@@ -106,7 +106,19 @@ struct BoxingSession {
         // Set only now that reflection and resolution succeeded: a failed boxing leaves the object checked.
         if case .unique = record.identity {
             context?.undoLog?.recordIdentifiedByValue(object)
+            let wasIdentified = object.isIdentifiedByValue
             object.isIdentifiedByValue = true
+            if !object.isInsertedFlag {
+                // A stored row written by a unique struct gets the whole struct, changed columns or not: sending
+                // only what changed since this context read it would mix in another writer's columns. Several
+                // struct types writing one row send what any of them has (`nil`: every attribute).
+                switch (wasIdentified, object.identifiedAttributes, record.attributeNames) {
+                case (false, _, let names): object.identifiedAttributes = names
+                case (true, let current?, let names?): object.identifiedAttributes = current.union(names)
+                default: object.identifiedAttributes = nil
+                }
+                context?.markChanged(object)
+            }
         }
         if object.upsertKey != nil, let current = object.upsertAttributes {
             // An object shared by records of several struct types upserts what any of them set.

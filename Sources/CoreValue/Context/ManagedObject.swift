@@ -10,8 +10,9 @@ import Foundation
 ///
 /// An object without a context (boxing with a `nil` context) is *ephemeral*: it can be read but not saved,
 /// and its inverse relationships are not maintained. An object only weakly refers to its context: keep the
-/// context alive while you use its objects (when a context is freed, its objects keep their attributes but
-/// lose their relationships, which would otherwise keep each other alive).
+/// context alive while you use its objects: when a context is freed, its objects keep their attributes but
+/// lose their relationships (which would otherwise keep each other alive), and reading one then throws
+/// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` rather than reading as empty.
 public final class ManagedObject {
     /// The entity of the object.
     public var entity: Entity { info.entity }
@@ -35,6 +36,14 @@ public final class ManagedObject {
     var upsertKey: String?
     /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
     var upsertAttributes: Set<String>?
+    /// For a stored object a unique struct wrote since the last save (``isIdentifiedByValue``): the attributes
+    /// that struct has, all of which the update sends, changed or not, so that the row ends up equal to one
+    /// whole struct (last writer wins for the whole struct, never a mix of two writers' columns). `nil` with
+    /// ``isIdentifiedByValue`` set: every attribute of the entity.
+    var identifiedAttributes: Set<String>?
+    /// Set when the object's context was released: its links are gone, and reading a relationship throws
+    /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` instead of reading as empty.
+    var isDetached = false
 
     /// Forgets the last unit of work's change tracking: original values and links, and the per-save flags.
     /// A save and a rollback end with this for every object they touched.
@@ -43,6 +52,7 @@ public final class ManagedObject {
         originalLinks.removeAll()
         isListedAsChanged = false
         isIdentifiedByValue = false
+        identifiedAttributes = nil
         upsertKey = nil
         upsertAttributes = nil
     }
@@ -215,8 +225,14 @@ public final class ManagedObject {
     }
 
     func related(_ key: String) throws -> [ManagedObject] {
-        let current = links[key] ?? []
         if let context = managedObjectContext { return try context.resolve(self, key) }
+        // Without a context nothing can load a stored key: an object whose context was released (or any link
+        // still unloaded) would read as empty, and a struct unboxed from it would unlink every member when
+        // saved. That is an error, never an empty value.
+        let current = links[key] ?? []
+        if isDetached || current.contains(where: { $0.object == nil }) {
+            throw CVManagedStructError.relationshipUnavailable(entity: info.name, key: key)
+        }
         return current.compactMap(\.object)
     }
 

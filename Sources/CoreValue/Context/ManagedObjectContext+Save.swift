@@ -13,7 +13,11 @@ extension ManagedObjectContext {
     ///   changed or deleted a row since it was read, or the store's error.
     public func save() throws {
         let inserted = insertedObjects
-        let changed = updatedObjects
+        // Stored objects a unique struct wrote are saved even when no value changed: the struct's whole tuple
+        // is the last write (see `identifiedAttributes`).
+        let changed = changedList.filter {
+            !$0.isDeletedFlag && !$0.isInsertedFlag && ($0.hasChanges || $0.isIdentifiedByValue)
+        }
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {
@@ -35,9 +39,14 @@ extension ManagedObjectContext {
             changes.relationships += memberLists(object, keys: object.info.storage.keys.sorted())
         }
         for object in changed {
-            try checkRequired(object, keys: Array(object.originalAttributes.keys))
+            var keys = Array(object.originalAttributes.keys)
+            if object.isIdentifiedByValue {
+                let written = object.identifiedAttributes ?? Set(object.info.entity.attributes.map(\.name))
+                keys = Array(written.union(keys))
+            }
+            try checkRequired(object, keys: keys)
             var attributes: [String: AttributeValue] = [:]
-            for key in object.originalAttributes.keys { attributes[key] = object.attributes[key] ?? .null }
+            for key in keys { attributes[key] = object.attributes[key] ?? .null }
             var toOne: [String: ManagedObjectID?] = [:]
             for key in object.originalLinks.keys where object.info.storage[key] == .foreignKey {
                 toOne[key] = .some(linkedID(object, key))

@@ -9,7 +9,7 @@ final class UndoLog {
     enum Entry {
         case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
         case links(ManagedObject, String, links: [Link]?, original: [Link]?)
-        case identifiedByValue(ManagedObject, Bool)
+        case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?)
     }
 
     /// How many objects were in the inserted list when the operation began.
@@ -53,8 +53,12 @@ final class UndoLog {
 
     /// Records whether an object was identified by value before the operation set it.
     func recordIdentifiedByValue(_ object: ManagedObject) {
-        guard !object.isIdentifiedByValue else { return }
-        entries.append(.identifiedByValue(object, false))
+        guard !object.isIdentifiedByValue else {
+            // Already identified by value before this operation: only the attribute set can grow; keep it.
+            entries.append(.identifiedByValue(object, true, attributes: object.identifiedAttributes))
+            return
+        }
+        entries.append(.identifiedByValue(object, false, attributes: nil))
     }
 }
 
@@ -92,8 +96,9 @@ extension ManagedObjectContext {
             case .links(let object, let key, let links, let original):
                 object.links[key] = links
                 object.originalLinks[key] = original
-            case .identifiedByValue(let object, let flag):
+            case .identifiedByValue(let object, let flag, let attributes):
                 object.isIdentifiedByValue = flag
+                object.identifiedAttributes = attributes
             }
         }
         for victim in log.victims.reversed() where victim.isDeletedFlag {

@@ -47,6 +47,14 @@ public final class ManagedObjectContext {
     /// The largest number of IDs or values sent in one store call.
     public static let batchSize = 10_000
 
+    /// The deepest graph of nested structs boxing accepts, and the deepest chain of related objects unboxing
+    /// reads through (`<|`, `<|?`, `<||` inside `fromObject`); deeper input throws
+    /// ``CVManagedStructError/nestingTooDeep(entity:what:limit:)`` instead of exhausting the thread's stack.
+    public static let maximumGraphDepth = 100
+
+    /// How many related objects are being unboxed inside one another right now (see ``maximumGraphDepth``).
+    var unboxingNesting = 0
+
     /// Creates a context over a store.
     public init(store: any Store) {
         self.store = store
@@ -58,6 +66,7 @@ public final class ManagedObjectContext {
         // Objects link to each other strongly; break the cycles so that they are freed with the context.
         for objects in registry.values {
             for object in objects.values {
+                object.isDetached = true
                 object.links.removeAll()
                 object.originalLinks.removeAll()
             }

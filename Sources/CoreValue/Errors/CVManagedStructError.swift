@@ -32,6 +32,14 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
     case constraintViolation(entity: String, key: String?, message: String)
     /// A predicate cannot be evaluated as given, e.g. a `LIKE` pattern ending in an unescaped `\`.
     case invalidPredicate(entity: String, key: String, message: String)
+    /// A relationship of an object that can no longer load it: the context the object was fetched into was
+    /// released, so its links are gone. Reading it as empty would lose the links on the next save; keep the
+    /// context alive while you read the object, or fetch it again in a live context.
+    case relationshipUnavailable(entity: String, key: String)
+    /// Input nests deeper than the library walks: a predicate's `and`/`or`/`not`, or a graph of nested
+    /// structs and objects. `limit` is the deepest nesting accepted (``CVPredicate/maximumDepth``,
+    /// ``ManagedObjectContext/maximumGraphDepth``).
+    case nestingTooDeep(entity: String, what: String, limit: Int)
 
     /// A readable description naming what was wrong.
     public var description: String {
@@ -54,6 +62,11 @@ public enum CVManagedStructError: Error, Sendable, Hashable, CustomStringConvert
             return "constraint violation on '\(entity)\(key.map { ".\($0)" } ?? "")': \(message)"
         case .invalidPredicate(let entity, let key, let message):
             return "invalid predicate on '\(entity).\(key)': \(message)"
+        case .relationshipUnavailable(let entity, let key):
+            return "relationship '\(entity).\(key)' cannot be read: the object's context was released, so its "
+                + "links are no longer loaded; keep the context alive while reading, or fetch the object again"
+        case .nestingTooDeep(let entity, let what, let limit):
+            return "\(what) of '\(entity)' nests deeper than \(limit) levels, the most that is accepted"
         }
     }
 }

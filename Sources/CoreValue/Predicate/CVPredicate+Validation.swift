@@ -8,6 +8,40 @@ extension CVPredicate {
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` for a key the entity lacks and
     ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for an operand that does not fit.
     public func validated(for entity: Entity) throws -> CVPredicate {
+        try checkDepth(entity: entity.name)
+        return try validatedChecked(for: entity)
+    }
+
+    /// The deepest nesting of `and`, `or` and `not` a predicate may have. Every store validates first, so
+    /// validation, SQL compilation and in-memory evaluation never recurse deeper than this, whatever the
+    /// input; a flat `and`/`or` of any number of terms counts as one level.
+    public static let maximumDepth = 100
+
+    /// How deeply the predicate nests (`and`, `or` and `not` count one level each), measured without recursion.
+    public var depth: Int {
+        var deepest = 0
+        var stack: [(CVPredicate, Int)] = [(self, 0)]
+        while let (predicate, level) = stack.popLast() {
+            deepest = Swift.max(deepest, level)
+            switch predicate {
+            case .and(let parts), .or(let parts): for part in parts { stack.append((part, level + 1)) }
+            case .not(let inner): stack.append((inner, level + 1))
+            default: continue
+            }
+        }
+        return deepest
+    }
+
+    /// Refuses a predicate nested deeper than ``maximumDepth`` (before anything recurses into it).
+    ///
+    /// - Throws: ``CVManagedStructError/nestingTooDeep(entity:what:limit:)``.
+    package func checkDepth(entity: String) throws {
+        guard depth <= Self.maximumDepth else {
+            throw CVManagedStructError.nestingTooDeep(entity: entity, what: "a predicate", limit: Self.maximumDepth)
+        }
+    }
+
+    private func validatedChecked(for entity: Entity) throws -> CVPredicate {
         switch self {
         case .comparison(let key, let op, let value):
             let attribute = try Self.attribute(key, in: entity)
@@ -41,24 +75,28 @@ extension CVPredicate {
             if entity.attribute(named: key) != nil { return self }
             if let relationship = entity.relationship(named: key), !relationship.isToMany { return self }
             throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
-        case .and(let predicates): return .and(try predicates.map { try $0.validated(for: entity) })
-        case .or(let predicates): return .or(try predicates.map { try $0.validated(for: entity) })
-        case .not(let predicate): return .not(try predicate.validated(for: entity))
+        case .and(let predicates): return .and(try predicates.map { try $0.validatedChecked(for: entity) })
+        case .or(let predicates): return .or(try predicates.map { try $0.validatedChecked(for: entity) })
+        case .not(let predicate): return .not(try predicate.validatedChecked(for: entity))
         case .true, .false: return self
         }
     }
 
-    /// Every key the predicate names.
+    /// Every key the predicate names (walked without recursion).
     public var keys: Set<String> {
-        switch self {
-        case .comparison(let key, _, _), .isIn(let key, _), .between(let key, _, _), .stringMatch(let key, _, _, _),
-            .isNull(let key):
-            return [key]
-        case .and(let predicates), .or(let predicates):
-            return predicates.reduce(into: Set<String>()) { $0.formUnion($1.keys) }
-        case .not(let predicate): return predicate.keys
-        case .true, .false: return []
+        var result = Set<String>()
+        var stack = [self]
+        while let predicate = stack.popLast() {
+            switch predicate {
+            case .comparison(let key, _, _), .isIn(let key, _), .between(let key, _, _),
+                .stringMatch(let key, _, _, _), .isNull(let key):
+                result.insert(key)
+            case .and(let predicates), .or(let predicates): stack.append(contentsOf: predicates)
+            case .not(let predicate): stack.append(predicate)
+            case .true, .false: continue
+            }
         }
+        return result
     }
 
     /// A `LIKE` pattern may not end in an escape character with nothing to escape (an odd run of trailing

@@ -64,8 +64,22 @@ extension UnboxingStruct where StructureType == Self {
         guard case .object(let object) = value else {
             throw NSError(unboxErrorMessage: "expected an object for \(Self.self), found \(value.kindDescription)")
         }
+        // Each level is a call of the user's `fromObject`, which can't be walked without recursion: bound it. An
+        // object without a context came from boxing, which bounds its graph's depth the same way.
+        let context = object.managedObjectContext
+        if let context {
+            guard context.unboxingNesting < ManagedObjectContext.maximumGraphDepth else {
+                throw CVManagedStructError.nestingTooDeep(
+                    entity: object.entity.name, what: "a graph of related objects",
+                    limit: ManagedObjectContext.maximumGraphDepth)
+            }
+            context.unboxingNesting += 1
+        }
         object.unboxingDepth += 1
-        defer { object.unboxingDepth -= 1 }
+        defer {
+            object.unboxingDepth -= 1
+            context?.unboxingNesting -= 1
+        }
         return try fromObject(object)
     }
 }

@@ -4,8 +4,9 @@ import CoreValue
 ///
 /// Every key must name an attribute (or, for `isNull` and equality with a key, a to-one relationship);
 /// every operand is bound, coerced to the column's type. String matches escape `%`, `_` and `\` in their
-/// operand; case-insensitive ones use `ILIKE` under the database's default collation (text columns are
-/// `COLLATE "C"`, whose case folding is ASCII only).
+/// operand; case-insensitive ones use `ILIKE` under the ICU root collation `und-x-icu` (text columns are
+/// `COLLATE "C"`, whose case folding is ASCII only; the database's default collation folds by its locale),
+/// which lower-cases exactly as ``CaseFolding`` does in memory.
 struct PredicateCompiler {
     let mapping: SchemaMapping
     let entity: Entity
@@ -73,9 +74,10 @@ struct PredicateCompiler {
             case .endsWith: pattern = "%" + Self.escapeLike(operand)
             }
             guard caseInsensitive else { return "\(column(key)) LIKE \(bind: .text(pattern))" }
-            // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only; fold case with the
-            // database's default collation instead, as Swift's lowercased() folds all of Unicode.
-            return "\(column(key)) COLLATE \"default\" ILIKE \(bind: .text(pattern))"
+            // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only, and the database's
+            // default collation folds by its own locale (libc's towlower, say). Name the ICU root collation:
+            // full Unicode lower-casing, the same on every server, and what `CaseFolding` does in memory.
+            return "\(column(key)) COLLATE \"und-x-icu\" ILIKE \(bind: .text(pattern))"
         }
     }
 

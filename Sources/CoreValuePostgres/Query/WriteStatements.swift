@@ -20,6 +20,18 @@ package struct ColumnValues: Sendable, Hashable {
     }
 }
 
+/// The order a batched update takes its row locks in: by an attribute (a unique entity's identifier), then
+/// by key; or by key alone (`attribute == nil`).
+package struct LockOrder: Sendable, Hashable {
+    /// The attribute rows are locked in the order of, before their key.
+    package var attribute: Attribute?
+
+    /// Creates a lock order.
+    package init(attribute: Attribute?) {
+        self.attribute = attribute
+    }
+}
+
 /// Builds the batched write statements of a save: each binds one array per column, so the number of
 /// statements depends on the entities and relationships touched, never on the number of rows.
 package struct WriteStatements: Sendable {
@@ -51,22 +63,36 @@ package struct WriteStatements: Sendable {
     /// `INSERT ... ON CONFLICT (key) DO UPDATE SET ..., "_version" = t."_version" + 1 RETURNING "_pk",
     /// "_version", key`: atomic across processes. The caller passes each key value once.
     ///
-    /// Rows are written in key order, not input order, so concurrent batches lock existing rows in the same
-    /// order and cannot deadlock each other; the caller maps returned rows back by their key.
-    package func upsert(into table: String, key: String, columns: [ColumnValues]) -> SQL {
+    /// Rows are written in key order (byte order for text), not input order, so concurrent batches lock
+    /// existing rows in the same order, the order ``lock(table:keys:orderedBy:)`` takes for updates, and cannot
+    /// deadlock each other; the caller maps returned rows back by their key.
+    package func upsert(into table: String, key: Attribute, columns: [ColumnValues]) -> SQL {
         let target = SQLIdentifier(table, schema: schema)
-        var assignments: [SQL] = columns.filter { $0.name != key }.map {
+        var assignments: [SQL] = columns.filter { $0.name != key.name }.map {
             "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
         return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
-            + "ON CONFLICT (\(SQLIdentifier(key))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
-            + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key))"
+            + "ON CONFLICT (\(SQLIdentifier(key.name))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
+            + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
     }
 
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
     /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
-    package func update(table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues]) -> SQL {
+    ///
+    /// With `lockOrder`, the statement first takes the rows' locks in that order
+    /// (``lock(table:keys:orderedBy:)`` as a CTE counted by a one-time filter, which runs before any row is
+    /// scanned): still one statement and one round trip.
+    package func update(
+        table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
+    ) -> SQL {
+        var prefix: SQL = ""
+        var gate: SQL = ""
+        if let lockOrder {
+            let locked = SQLIdentifier("_locked")
+            prefix = "WITH \(locked) AS (\(lock(table: table, keys: keys, orderedBy: lockOrder.attribute))) "
+            gate = " AND (SELECT count(*) FROM \(locked)) >= 0"
+        }
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
         var assignments: [SQL] = []
@@ -88,10 +114,29 @@ package struct WriteStatements: Sendable {
             }
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
-        return "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
+        return prefix
+            + "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
-            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version)) "
-            + "RETURNING t.\(Self.pk), t.\(Self.version)"
+            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version))"
+            + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
+    }
+
+    /// The row locks of a batched update, taken in one order whatever order the rows were given in:
+    /// `SELECT 1 ... WHERE "_pk" = ANY($1) ORDER BY ..., "_pk" FOR UPDATE`. Writers of the same rows then queue
+    /// instead of deadlocking. A unique entity's rows are locked in the order of its identifier (`column`, byte
+    /// order for text), the order its upserts lock them in; others in key order.
+    package func lock(table: String, keys: [Int64], orderedBy column: Attribute?) -> SQL {
+        var order: SQL = ""
+        if let column { order = "\(Self.orderKey("t", column)), " }
+        return "SELECT 1 FROM \(SQLIdentifier(table, schema: schema)) AS t "
+            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))) ORDER BY \(order)t.\(Self.pk) FOR UPDATE"
+    }
+
+    /// A sort key for an attribute's column under `alias`: text in byte order (`COLLATE "C"`, as the column is
+    /// declared), so that arrays bound as parameters sort like the table's column.
+    private static func orderKey(_ alias: String, _ attribute: Attribute) -> SQL {
+        let column: SQL = "\(SQL(unsafeRaw: alias)).\(SQLIdentifier(attribute.name))"
+        return attribute.type == .string ? "\(column) COLLATE \"C\"" : column
     }
 
     /// Sets a foreign-key column of freshly inserted rows whose destination was inserted later in the save.
@@ -159,12 +204,12 @@ package struct WriteStatements: Sendable {
 
     /// `SELECT u."a", ... FROM unnest($1::text[], ...) WITH ORDINALITY AS u("a", ..., "_i") ORDER BY u."_i"`,
     /// or ordered by a key column first.
-    private func source(_ columns: [ColumnValues], orderedBy key: String? = nil) -> SQL {
+    private func source(_ columns: [ColumnValues], orderedBy key: Attribute? = nil) -> SQL {
         let ordinal = SQLIdentifier("_i")
         let arrays = SQL.joined(columns.map { "\(typedBind: .array($0.type, $0.values))" }, separator: ", ")
         let selected = SQL.joined(columns.map { "u.\(SQLIdentifier($0.name))" }, separator: ", ")
         var order: SQL = ""
-        if let key { order = "u.\(SQLIdentifier(key)), " }
+        if let key { order = "\(Self.orderKey("u", key)), " }
         return "SELECT \(selected) FROM unnest(\(arrays)) WITH ORDINALITY AS u(\(names(columns)), \(ordinal)) "
             + "ORDER BY \(order)u.\(ordinal)"
     }

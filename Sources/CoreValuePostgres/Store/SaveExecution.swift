@@ -117,7 +117,7 @@ struct SaveExecution {
             }
         }
         let columns = insertColumns(group.entity, merged, pending: &pending)
-        let returned = try runner.run(statements.upsert(into: group.entity.name, key: key.name, columns: columns))
+        let returned = try runner.run(statements.upsert(into: group.entity.name, key: key, columns: columns))
         var stored: [ExactValue: (key: Int64, version: Int64)] = [:]
         for row in 0..<returned.rowCount {
             let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
@@ -161,7 +161,11 @@ struct SaveExecution {
     }
 
     private mutating func update(_ group: SavePlan.UpdateGroup) throws {
-        let rows = group.rows
+        // Key order, and the row locks taken first in one deterministic order (see `WriteStatements.lock`):
+        // writers of the same rows in different input orders then queue instead of deadlocking.
+        let rows = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
+            .map(\.row)
+        let lockOrder = rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
         var columns: [ColumnValues] = []
         func flags(_ isSet: [Bool]) -> [Bool]? { isSet.allSatisfy { $0 } ? nil : isSet }
         for attribute in group.entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
@@ -184,7 +188,9 @@ struct SaveExecution {
         }
         let keys = try rows.map { try requireKey(of: $0.id) }
         let returned = try runner.run(
-            statements.update(table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns))
+            statements.update(
+                table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
+                lockOrder: lockOrder))
         var versions: [Int64: Int64] = [:]
         for row in 0..<returned.rowCount {
             versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(
@@ -200,8 +206,11 @@ struct SaveExecution {
         var owners: [Int64] = []
         var pairs: [(owner: Int64, member: Int64)] = []
         var positions: [Int32] = []
-        for change in group.changes {
-            let owner = try requireKey(of: change.owner)
+        // Owners in key order, so that concurrent saves write join rows in one order.
+        let changes = try group.changes.map { (key: try requireKey(of: $0.owner), members: $0.members) }
+            .sorted { $0.key < $1.key }
+        for change in changes {
+            let owner = change.key
             owners.append(owner)
             var seen = Set<Int64>()
             for member in change.members {
@@ -220,8 +229,9 @@ struct SaveExecution {
     }
 
     private func delete(_ group: SavePlan.DeleteGroup) throws {
+        let sorted = zip(group.keys, group.versions).sorted { $0.0 < $1.0 }
         let returned = try runner.run(
-            statements.delete(from: group.entity.name, keys: group.keys, versions: group.versions))
+            statements.delete(from: group.entity.name, keys: sorted.map(\.0), versions: sorted.map(\.1)))
         var found = Set<Int64>()
         for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
         try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")

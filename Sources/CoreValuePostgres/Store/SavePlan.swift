@@ -96,7 +96,17 @@ struct SavePlan {
                 groups.append(InsertGroup(entity: entity, upsertKey: upsertKey, rows: [row]))
             }
         }
-        inserts = Self.dependencyOrder(groups)
+        // Entities in name order (then by upsert key and columns) before the dependency order: every save
+        // writes the tables in the same order whatever the input order, which keeps lock order deterministic.
+        let keyed = zip(groupKeys(index), groups).sorted { $0.0 < $1.0 }.map(\.1)
+        inserts = Self.dependencyOrder(keyed)
+    }
+
+    /// The group keys of `index` (key → position), listed by position.
+    private func groupKeys(_ index: [String: Int]) -> [String] {
+        var keys = [String](repeating: "", count: index.count)
+        for (key, position) in index { keys[position] = key }
+        return keys
     }
 
     /// Orders insert groups so a group comes after the groups whose new rows it references, where there is no
@@ -146,6 +156,7 @@ struct SavePlan {
             rowIndex[change.id] = (group, updates[group].rows.count)
             updates[group].rows.append(row)
         }
+        updates.sort { $0.entity.name < $1.entity.name }
     }
 
     private mutating func planDeletes(_ deletions: [ObjectDeletion]) throws {
@@ -199,6 +210,7 @@ struct SavePlan {
                     LinkGroup(entity: entity, relationship: relationship, changes: [(change.owner, change.members)]))
             }
         }
+        links.sort { ($0.entity.name, $0.relationship.name) < ($1.entity.name, $1.relationship.name) }
     }
 
     private func makeRow(_ change: ObjectChange, entity: Entity, isInsert: Bool) throws -> Row {

@@ -19,7 +19,12 @@ enum RandomPredicateSuite {
         let reference: (Employee) -> Bool?
     }
 
-    private static let names = ["anna", "Bert", "cara", "Dora", "emil", "Fynn", "gus", "Hana"]
+    /// ASCII and non-ASCII names: dotted and dotless i, a final and a medial sigma, titlecase digraphs,
+    /// sharp s, umlauts, Cyrillic, a combining mark.
+    private static let names = [
+        "anna", "Bert", "cara", "Dora", "emil", "Fynn", "gus", "Hana", "İpek", "ıšık", "ΟΔΟΣ", "Σοφία",
+        "Ǆemal", "straße", "STRASSE", "Ärger", "äsa", "Дина", "i\u{307}lker",
+    ]
     private static let departments = ["Sales", "IT", "Board"]
 
     static func run(seed: UInt64, _ make: StoreFactory) throws {
@@ -75,16 +80,18 @@ enum RandomPredicateSuite {
         case 4:
             return Probe(predicate: .key("position") == nil) { $0.position == nil }
         case 5:
-            let fragment = ["a", "A", "an", "D", "n1", "us"][Int.random(in: 0..<6, using: &random)]
+            let fragments = ["a", "A", "an", "D", "n1", "us", "İ", "i", "I", "ı", "Σ", "ς", "σ", "ǅ", "SS", "ß", "Ä", "д"]
+            let fragment = fragments[Int.random(in: 0..<fragments.count, using: &random)]
             let insensitive = Bool.random(using: &random)
             return Probe(predicate: CVPredicate.key("name").contains(fragment, caseInsensitive: insensitive)) {
-                insensitive ? $0.name.lowercased().contains(fragment.lowercased()) : $0.name.contains(fragment)
+                scalars($0.name, insensitive).contains(scalars(fragment, insensitive))
             }
         case 6:
-            let prefix = ["a", "B", "c", "d", "E"][Int.random(in: 0..<5, using: &random)]
+            let prefixes = ["a", "B", "c", "d", "E", "i", "İ", "σ", "ǆ", "ä", "Д"]
+            let prefix = prefixes[Int.random(in: 0..<prefixes.count, using: &random)]
             let insensitive = Bool.random(using: &random)
             return Probe(predicate: CVPredicate.key("name").beginsWith(prefix, caseInsensitive: insensitive)) {
-                insensitive ? $0.name.lowercased().hasPrefix(prefix.lowercased()) : $0.name.hasPrefix(prefix)
+                scalars($0.name, insensitive).starts(with: scalars(prefix, insensitive))
             }
         case 7:
             let inner = makeProbe(depth: depth - 1, &random)
@@ -106,5 +113,11 @@ enum RandomPredicateSuite {
                 return l == nil || r == nil ? nil : false
             }
         }
+    }
+
+    /// The scalars a match compares: lower-cased by the one definition both stores implement when
+    /// case-insensitive (checked against PostgreSQL itself by CaseFoldingServerTests).
+    private static func scalars(_ text: String, _ insensitive: Bool) -> [Unicode.Scalar] {
+        insensitive ? CaseFolding.lowercased(text) : Array(text.unicodeScalars)
     }
 }

@@ -1,0 +1,147 @@
+import CoreValue
+import CoreValueExamples
+import Foundation
+import Testing
+
+/// Data integrity: no torn unique rows, no relationship read as empty when it could not be loaded, deep input
+/// refused with a typed error instead of a crash, one definition of case-insensitive matching.
+enum IntegritySuite {
+    static let cases: [SuiteCase] = [tornRows, unchangedUniqueWrite, releasedContext, deepPredicate, caseInsensitive]
+
+    static let tornRows = SuiteCase("a unique struct's save leaves the row equal to that whole struct") { make in
+        let store = try make()
+        try Product(id: 1, name: "v0", price: 1).save(ManagedObjectContext(store: store))
+        let a = ManagedObjectContext(store: store)
+        let b = ManagedObjectContext(store: store)
+        // Both read the row; B saves first, then A, whose price equals the one it read.
+        _ = try Product.query(a, predicate: .key("id") == 1) as [Product]
+        _ = try Product.query(b, predicate: .key("id") == 1) as [Product]
+        try Product(id: 1, name: "vB", price: 2).save(b)
+        try Product(id: 1, name: "vA", price: 1).save(a)
+        let read: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+        #expect(read == [Product(id: 1, name: "vA", price: 1)])
+    }
+
+    static let unchangedUniqueWrite = SuiteCase("saving an unchanged unique struct still writes it last") { make in
+        let store = try make()
+        let a = ManagedObjectContext(store: store)
+        try Product(id: 7, name: "mine", price: 5).save(a)
+        try Product(id: 7, name: "theirs", price: 6).save(ManagedObjectContext(store: store))
+        // Nothing changed since A wrote it, but A's save is the last write: the row is A's struct again.
+        try Product(id: 7, name: "mine", price: 5).save(a)
+        let read: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+        #expect(read == [Product(id: 7, name: "mine", price: 5)])
+    }
+
+    static let releasedContext = SuiteCase("a relationship of an object whose context was released throws, and nothing is unlinked") { make in
+        let store = try make()
+        var company = Company(
+            name: "Folder",
+            employees: (1...5).map { Employee(name: "Doc \($0)", age: 30, position: nil, department: "D", job: "J") })
+        try company.save(ManagedObjectContext(store: store))
+        let id = try #require(company.objectID)
+        // The helper returns the object and releases its context at once.
+        func detachedObject() throws -> ManagedObject {
+            try ManagedObjectContext(store: store).existingObject(with: id)
+        }
+        let object = try detachedObject()
+        #expect(try object.value(forKey: "name", as: String.self) == "Folder")
+        #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Company", key: "employees")) {
+            _ = try Company.fromObject(object)
+        }
+        #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Company", key: "employees")) {
+            _ = try object.objects(forKey: "employees")
+        }
+        let reader = ManagedObjectContext(store: store)
+        let stored = try Company.fromObject(try reader.existingObject(with: id))
+        let employee = try ManagedObjectContext(store: store).existingObject(
+            with: try #require(stored.employees.first?.objectID))
+        #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Employee", key: "company")) {
+            _ = try employee.object(forKey: "company")
+        }
+        let fresh = ManagedObjectContext(store: store)
+        let read = try Company.fromObject(try fresh.existingObject(with: id))
+        #expect(read.employees.map(\.name) == (1...5).map { "Doc \($0)" })
+    }
+
+    static let deepPredicate = SuiteCase("a predicate nested deeper than the limit is a typed error, even on a small stack") { make in
+        let store = try make()
+        var stored = Employee(name: "A", age: 30, position: nil, department: "D", job: "J")
+        try stored.save(ManagedObjectContext(store: store))
+        // The predicate is built and freed on a thread with a large stack: freeing a value nested 15,000 levels
+        // deep recurses in the runtime itself, whoever built it. The store's work runs on a small one.
+        let (depth, tooDeep, fits) = try SmallStack.run(size: 64 * 1024 * 1024) { () -> (Int, Error?, Int) in
+            var deep: CVPredicate = .key("age") == 30
+            for level in 0..<15_000 { deep = level % 2 == 0 ? !deep : .and([deep, .true]) }
+            var atLimit: CVPredicate = .key("age") == 30
+            for _ in 0..<(CVPredicate.maximumDepth / 2) { atLimit = !(!atLimit) }
+            let (tooDeepPredicate, limitPredicate) = (deep, atLimit)
+            let (caught, found) = try SmallStack.run { () -> (Error?, Int) in
+                var caught: Error?
+                do {
+                    _ = try Employee.query(ManagedObjectContext(store: store), predicate: tooDeepPredicate) as [Employee]
+                } catch { caught = error }
+                // With a pending change the predicate is also evaluated in memory.
+                let context = ManagedObjectContext(store: store)
+                var pending = Employee(name: "B", age: 30, position: nil, department: "D", job: "J")
+                _ = try pending.mutatingToObject(context)
+                let found: [Employee] = try Employee.query(context, predicate: limitPredicate)
+                return (caught, found.count)
+            }
+            return (deep.depth + atLimit.depth, caught, found)
+        }
+        #expect(depth == 15_000 + CVPredicate.maximumDepth)
+        #expect(
+            (tooDeep as? CVManagedStructError)
+                == .nestingTooDeep(entity: "Employee", what: "a predicate", limit: CVPredicate.maximumDepth))
+        #expect(fits == 2)
+    }
+
+    static let caseInsensitive = SuiteCase("case-insensitive matches of non-ASCII text follow one definition") { make in
+        let store = try make()
+        let names = [
+            "İstanbul", "istanbul", "ISTANBUL", "ıspanak", "Iris", "i\u{307}ki", "Straße", "STRASSE", "ΟΔΟΣ",
+            "\u{3BF}\u{3B4}\u{3BF}\u{3C3}", "ΣΟΦΙΑ", "Ǆemal", "ǆemal", "Ärger", "ärger",
+        ]
+        var staff = names.map { Employee(name: $0, age: 30, position: nil, department: "D", job: "J") }
+        try staff.saveAll(ManagedObjectContext(store: store))
+        func matching(_ fragment: String, _ match: CVPredicate.StringMatch = .contains) throws -> [String] {
+            let predicate = CVPredicate.stringMatch(key: "name", match, fragment, caseInsensitive: true)
+            let read: [Employee] = try Employee.query(
+                ManagedObjectContext(store: store), predicate: predicate, sortDescriptors: [.init(key: "name")])
+            return read.map(\.name)
+        }
+        // `İ` lower-cases to `i` + U+0307: it matches only the dotted forms, never plain `i` or `I`.
+        #expect(try matching("İ") == ["i\u{307}ki", "İstanbul"])
+        #expect(try matching("ı") == ["ıspanak"])
+        #expect(try matching("ärg") == ["Ärger", "ärger"])
+        #expect(try matching("ǅ") == ["Ǆemal", "ǆemal"])
+        // A final capital sigma lower-cases to `ς`, any other to `σ`.
+        #expect(try matching("ς", .endsWith) == ["ΟΔΟΣ"])
+        #expect(try matching("σοφ", .beginsWith) == ["ΣΟΦΙΑ"])
+        // No full case folding: `ß` is not `ss`.
+        #expect(try matching("ss") == ["STRASSE"])
+    }
+}
+
+/// Runs work on a thread with a small stack (512 KiB, the size of a secondary thread on macOS, unless told), so that a test notices recursion on input
+/// depth.
+enum SmallStack {
+    static func run<T: Sendable>(size: Int = 512 * 1024, _ body: @escaping @Sendable () throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            box.result = Result { try body() }
+            done.signal()
+        }
+        thread.stackSize = size
+        thread.start()
+        done.wait()
+        guard let result = box.result else { throw CancellationError() }
+        return try result.get()
+    }
+
+    private final class ResultBox<T>: @unchecked Sendable {
+        var result: Result<T, Error>?
+    }
+}
