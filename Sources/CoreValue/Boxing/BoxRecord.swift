@@ -70,6 +70,7 @@ struct RecordBuilder {
             throw CVManagedStructError.nestingTooDeep(
                 entity: type.EntityName, what: "a graph of nested structs", limit: ManagedObjectContext.maximumGraphDepth)
         }
+        if layouts?.reflection != .mirror, let record = try keyPathRecord(value, depth: depth) { return record }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct else {
             throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
@@ -98,6 +99,60 @@ struct RecordBuilder {
             }
         }
         return record
+    }
+
+    /// The record of a struct read through its type's key paths (no `Mirror`); `nil` when the type's fields
+    /// cannot be listed that way, which sends it down the `Mirror` path.
+    private func keyPathRecord<T: BoxingStruct>(_ value: T, depth: Int) throws -> BoxRecord? {
+        guard let plan = try keyPathPlan(of: T.self) else { return nil }
+        let info = plan.layout.info
+        let record = BoxRecord(info: info, identity: try identity(of: value, plan.layout))
+        record.attributes.reserveCapacity(plan.layout.attributeCount)
+        record.attributeNames = plan.layout.attributeNames
+        for field in plan.fields {
+            switch field {
+            case .attribute(let attribute, let reader, let keyPath):
+                let raw = try reader?.read(value) ?? attributeValue(value[keyPath: keyPath], attribute.name, info)
+                guard let converted = raw.converted(to: attribute.type) else {
+                    throw CVManagedStructError.typeMismatch(
+                        entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
+                        found: "\(Swift.type(of: value[keyPath: keyPath]))")
+                }
+                record.attributes.append((attribute, converted))
+            case .relationship(let relationship, let keyPath):
+                record.relationships.append(
+                    (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
+            }
+        }
+        return record
+    }
+
+    /// The key-path plan of a struct type: from the cache, or built (and cached) once per type.
+    private func keyPathPlan<T: BoxingStruct>(of type: T.Type) throws -> LayoutCache.KeyPathPlan<T>? {
+        let key = ObjectIdentifier(type)
+        if let cached = layouts?.keyPathPlans[key] { return cached as? LayoutCache.KeyPathPlan<T> }
+        guard let listed = StructFields.keyPaths(of: type) else {
+            layouts?.keyPathPlans[key] = LayoutCache.Unavailable()
+            return nil
+        }
+        let info = try entity(type.EntityName)
+        var fields: [LayoutCache.KeyPathPlan<T>.Field] = []
+        var names = Set<String>()
+        for (label, keyPath) in listed where label != "objectID" {
+            if let attribute = info.attributes[label] {
+                fields.append(.attribute(attribute, KeyPathReader(keyPath), keyPath))
+                names.insert(label)
+            } else if let relationship = info.relationships[label] {
+                fields.append(.relationship(relationship, keyPath))
+            } else {
+                throw CVManagedStructError.unknownKey(entity: info.name, key: label)
+            }
+        }
+        let layout = LayoutCache.Plan(
+            info: info, attributeNames: names, identity: try identityKind(of: type, info))
+        let plan = LayoutCache.KeyPathPlan<T>(layout: layout, fields: fields)
+        layouts?.keyPathPlans[key] = plan
+        return plan
     }
 
     /// The entity and fields of a struct type resolved against the model: from the cache, or computed (and
@@ -228,7 +283,41 @@ struct RecordBuilder {
 }
 
 /// The fields of struct types resolved against one model: owned by a context, used by one thread at a time.
-final class LayoutCache {
+package final class LayoutCache {
+    /// How boxing reads a struct's fields.
+    package enum Reflection: Sendable {
+        /// Typed key paths listed once per type (``StructFields``), with `Mirror` where they can't be listed.
+        case keyPaths
+        /// `Mirror` for every value: the fallback, selectable so that tests cover it.
+        case mirror
+    }
+
+    /// How this context's boxing reads fields; ``Reflection/keyPaths`` unless a test says otherwise.
+    package var reflection = Reflection.keyPaths
+
+    /// A struct type's fields as typed key paths, resolved against the model.
+    final class KeyPathPlan<T> {
+        enum Field {
+            /// An attribute, with a typed reader when the field's declared type has one.
+            case attribute(Attribute, KeyPathReader<T>?, PartialKeyPath<T>)
+            case relationship(Relationship, PartialKeyPath<T>)
+        }
+
+        let layout: Plan
+        let fields: [Field]
+
+        init(layout: Plan, fields: [Field]) {
+            self.layout = layout
+            self.fields = fields
+        }
+    }
+
+    /// Marks a type whose fields can't be listed with key paths (it takes the `Mirror` path).
+    final class Unavailable {}
+
+    /// The key-path plan (or ``Unavailable``) of each struct type.
+    var keyPathPlans: [ObjectIdentifier: AnyObject] = [:]
+
     /// How one stored property of a struct boxes.
     enum Field {
         /// Not boxed (`objectID`, or an unlabelled child).
@@ -258,17 +347,21 @@ final class LayoutCache {
         }
 
         init(info: EntityIndex, fields: [Field], identity: IdentityKind) {
+            var names = Set<String>()
+            for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
+            self.init(info: info, fields: fields, attributeNames: names, identity: identity)
+        }
+
+        init(info: EntityIndex, fields: [Field] = [], attributeNames names: Set<String>, identity: IdentityKind) {
             self.info = info
             self.fields = fields
             self.identity = identity
-            var names = Set<String>()
-            for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
             self.attributeCount = names.count
             self.attributeNames = names.count == info.entity.attributes.count ? nil : names
         }
     }
 
-    /// The plan of each struct type.
+    /// The `Mirror` plan of each struct type.
     var plans: [ObjectIdentifier: Plan] = [:]
 }
 

@@ -54,10 +54,14 @@ extension ManagedObjectContext {
             // An object whose links changed is version-checked (and its version bumped) even when no column
             // of its own row changes: two contexts changing one owner's member list must not both win.
             if !attributes.isEmpty || !toOne.isEmpty || !object.originalLinks.isEmpty {
+                // A unique struct's write is not version-checked (last writer wins); one that changed nothing is
+                // written only if another writer moved the row on since it was read.
+                let unchanged = object.isIdentifiedByValue && !object.hasChanges
                 changes.updates.append(
                     ObjectChange(
-                        id: object.objectID, version: object.isIdentifiedByValue ? nil : object.version,
-                        attributes: attributes, toOne: toOne))
+                        id: object.objectID,
+                        version: object.isIdentifiedByValue && !unchanged ? nil : object.version,
+                        attributes: attributes, toOne: toOne, unlessCurrent: unchanged))
             }
             changes.relationships += memberLists(object, keys: object.originalLinks.keys.sorted())
         }

@@ -42,7 +42,7 @@ public final class ManagedObjectContext {
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
     /// Struct layouts resolved against the model, per struct type.
-    let layouts = LayoutCache()
+    package let layouts = LayoutCache()
 
     /// The largest number of IDs or values sent in one store call.
     public static let batchSize = 10_000

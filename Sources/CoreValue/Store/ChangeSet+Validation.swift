@@ -24,6 +24,10 @@ extension ChangeSet {
         }
         for change in updates {
             let entity = try index.entity(change.id.entityName)
+            if change.unlessCurrent, change.version == nil {
+                throw CVManagedStructError.invalidObject(
+                    message: "update of \(change.id) is to be written unless current, but names no version")
+            }
             try Self.checkAttributes(change.attributes, entity)
             try Self.checkToOne(change.toOne, entity)
         }

@@ -116,7 +116,12 @@ private struct ChangeWriter {
         guard let key = change.id.primaryKey, var row = state.row(entity.name, key) else {
             throw CVManagedStructError.conflict(entity: entity.name, message: "\(change.id) no longer exists")
         }
-        try checkVersion(change.version, row, change.id)
+        if change.unlessCurrent {
+            // Still at the version read: the row already holds these values.
+            if row.version == change.version { return }
+        } else {
+            try checkVersion(change.version, row, change.id)
+        }
         let old = row.attributes
         row.attributes.merge(try checked(change.attributes, entity)) { $1 }
         row.version += 1

@@ -105,6 +105,10 @@ public struct ObjectChange: Sendable, Hashable {
     /// or, if a row with that value already exists (another process inserted it), updates that row and
     /// returns its ID (`INSERT ... ON CONFLICT ... DO UPDATE`).
     public var upsertKey: String?
+    /// For an update with a `version`: write the row only if its version moved on from `version` (another
+    /// writer changed it since it was read); a row still at `version` already holds these values and is left
+    /// as it is. Never a conflict. A unique struct saved unchanged is sent this way, with every attribute.
+    public var unlessCurrent: Bool
 
     /// Creates an object change.
     public init(
@@ -112,13 +116,15 @@ public struct ObjectChange: Sendable, Hashable {
         version: Int64? = nil,
         attributes: [String: AttributeValue],
         toOne: [String: ManagedObjectID?] = [:],
-        upsertKey: String? = nil
+        upsertKey: String? = nil,
+        unlessCurrent: Bool = false
     ) {
         self.id = id
         self.version = version
         self.attributes = attributes
         self.toOne = toOne
         self.upsertKey = upsertKey
+        self.unlessCurrent = unlessCurrent
     }
 }
 

@@ -64,7 +64,10 @@ struct ChangePayload: Codable, Equatable {
         for insert in changes.inserts {
             if let id = result.permanentIDs[insert.id] { add(id, insert.upsertKey == nil ? \.i : \.u) }
         }
-        for update in changes.updates { add(update.id, \.u) }
+        // An update sent "unless current" that found its row current wrote nothing.
+        for update in changes.updates where !update.unlessCurrent || result.versions[update.id] != nil {
+            add(update.id, \.u)
+        }
         // An owner whose member list changed is an update, unless this save inserted it.
         let inserted = Set(changes.inserts.compactMap { $0.upsertKey == nil ? result.permanentIDs[$0.id] : nil })
         for change in changes.relationships {

@@ -80,11 +80,15 @@ package struct WriteStatements: Sendable {
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
     /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
     ///
+    /// With `unlessCurrent`, rows flagged `true` are written only if their version is no longer the one given
+    /// (``ObjectChange/unlessCurrent``), and are not returned otherwise.
+    ///
     /// With `lockOrder`, the statement first takes the rows' locks in that order
     /// (``lock(table:keys:orderedBy:)`` as a CTE counted by a one-time filter, which runs before any row is
     /// scanned): still one statement and one round trip.
     package func update(
-        table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
+        table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], unlessCurrent: [Bool]? = nil,
+        lockOrder: LockOrder? = nil
     ) -> SQL {
         var prefix: SQL = ""
         var gate: SQL = ""
@@ -95,6 +99,14 @@ package struct WriteStatements: Sendable {
         }
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
+        var versionCheck: SQL = "t.\(Self.version) = u.\(Self.version)"
+        if let unlessCurrent {
+            let flag = SQLIdentifier("_c")
+            arrays.append("\(typedBind: .boolArray(unlessCurrent))")
+            aliases.append(flag)
+            // Equal versions for a checked row, different ones for a row written unless current.
+            versionCheck = "(\(versionCheck)) <> u.\(flag)"
+        }
         var assignments: [SQL] = []
         var flagCount = 0
         for column in columns {
@@ -117,8 +129,7 @@ package struct WriteStatements: Sendable {
         return prefix
             + "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
-            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version))"
-            + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
+            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR \(versionCheck))" + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:

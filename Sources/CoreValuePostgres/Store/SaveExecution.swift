@@ -190,13 +190,16 @@ struct SaveExecution {
         let returned = try runner.run(
             statements.update(
                 table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
+                unlessCurrent: rows.contains(where: \.unlessCurrent) ? rows.map(\.unlessCurrent) : nil,
                 lockOrder: lockOrder))
         var versions: [Int64: Int64] = [:]
         for row in 0..<returned.rowCount {
             versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(
                 Int64.self, row: row, column: 1)
         }
-        try checkConflicts(group.entity.name, keys: keys, found: Set(versions.keys), action: "update")
+        // A row written unless current that was not returned was still current: no conflict.
+        let checked = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
+        try checkConflicts(group.entity.name, keys: checked, found: Set(versions.keys), action: "update")
         for key in keys {
             if let version = versions[key] { result.versions[.permanent(group.entity.name, key)] = version }
         }

@@ -13,6 +13,8 @@ struct SavePlan {
         var attributes: [String: AttributeValue]
         /// Owning (foreign-key) to-one relationships only.
         var toOne: [String: ManagedObjectID?]
+        /// Write only if the stored version moved on from `version` (``ObjectChange/unlessCurrent``).
+        var unlessCurrent = false
     }
 
     /// The inserts of one entity; with an upsert key, the upserts on that attribute.
@@ -143,6 +145,10 @@ struct SavePlan {
             if let (group, position) = rowIndex[change.id] {
                 updates[group].rows[position].attributes.merge(row.attributes) { $1 }
                 updates[group].rows[position].toOne.merge(row.toOne) { $1 }
+                if !row.unlessCurrent {
+                    updates[group].rows[position].unlessCurrent = false
+                    updates[group].rows[position].version = row.version
+                }
                 continue
             }
             let group: Int
@@ -244,6 +250,8 @@ struct SavePlan {
             }
             toOne[key] = .some(target)
         }
-        return Row(id: change.id, version: change.version, attributes: attributes, toOne: toOne)
+        return Row(
+            id: change.id, version: change.version, attributes: attributes, toOne: toOne,
+            unlessCurrent: change.unlessCurrent)
     }
 }

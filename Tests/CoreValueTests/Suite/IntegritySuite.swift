@@ -31,6 +31,13 @@ enum IntegritySuite {
         try Product(id: 7, name: "mine", price: 5).save(a)
         let read: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
         #expect(read == [Product(id: 7, name: "mine", price: 5)])
+        // Saved unchanged again while the row is still at the version A wrote: nothing to write.
+        func version() throws -> Int64? {
+            try store.fetch(entityName: "Product", key: "id", values: [.int32(7)]).first?.version
+        }
+        let before = try version()
+        try Product(id: 7, name: "mine", price: 5).save(a)
+        #expect(try version() == before)
     }
 
     static let releasedContext = SuiteCase("a relationship of an object whose context was released throws, and nothing is unlinked") { make in

@@ -1,0 +1,56 @@
+@_spi(Reflection) import Swift
+
+/// The stored properties of a struct type, with a key path to each: how boxing reads fields without a
+/// `Mirror` per value.
+///
+/// This is the one place that uses the standard library's `_forEachFieldWithKeyPath(of:options:)`
+/// (`@_spi(Reflection)`): it lists a type's stored properties in declaration order, each with its
+/// `PartialKeyPath`, once per type. Where it cannot (a type the runtime does not describe), boxing falls back
+/// to `Mirror` (see ``LayoutCache/Reflection``); the boxing tests run both ways.
+enum StructFields {
+    /// The stored properties of `type` in declaration order, or `nil` when they cannot be listed.
+    static func keyPaths<T>(of type: T.Type) -> [(name: String, keyPath: PartialKeyPath<T>)]? {
+        var fields: [(name: String, keyPath: PartialKeyPath<T>)] = []
+        let complete = _forEachFieldWithKeyPath(of: type, options: []) { name, keyPath in
+            fields.append((String(cString: name), keyPath))
+            return true
+        }
+        return complete ? fields : nil
+    }
+}
+
+/// Reads one field through a typed key path: `T.field` as an attribute value, without an existential.
+struct KeyPathReader<T> {
+    let read: (T) -> AttributeValue
+
+    /// A reader for a field whose declared type is `V` or `V?` with `V: AttributeValueConvertible`; `nil` for
+    /// any other field (enums with raw values, `NSDecimalNumber`, custom `Boxing` types take the general path).
+    init?(_ keyPath: PartialKeyPath<T>) {
+        let valueType = type(of: keyPath).valueType
+        if let convertible = valueType as? any AttributeValueConvertible.Type {
+            guard let read = Self.plain(keyPath, convertible) else { return nil }
+            self.read = read
+        } else if let optional = valueType as? any _OptionalBoxing.Type,
+            let wrapped = optional._wrappedType as? any AttributeValueConvertible.Type,
+            let read = Self.optional(keyPath, wrapped)
+        {
+            self.read = read
+        } else {
+            return nil
+        }
+    }
+
+    private static func plain<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
+        -> ((T) -> AttributeValue)?
+    {
+        guard let typed = keyPath as? KeyPath<T, V> else { return nil }
+        return { $0[keyPath: typed].attributeValue }
+    }
+
+    private static func optional<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
+        -> ((T) -> AttributeValue)?
+    {
+        guard let typed = keyPath as? KeyPath<T, V?> else { return nil }
+        return { $0[keyPath: typed]?.attributeValue ?? .null }
+    }
+}
