@@ -60,7 +60,9 @@ extension BoxingStruct {
 }
 
 extension BoxingPersistentStruct {
-    /// Boxes the struct, saves the context, and stores the object's permanent ID in `objectID`.
+    /// Boxes the struct, saves the context, and stores the object's permanent ID in `objectID`; a struct that
+    /// is also an `UnboxingStruct` is read back from its saved object, so every persistent struct nested in
+    /// it (to-one, arrays, sets, at any depth) gets its `objectID` too.
     ///
     /// With a `nil` context the object is ephemeral and `objectID` is left alone. When boxing or saving
     /// fails, the objects this call inserted are forgotten again (a retry inserts one row, not two); other
@@ -76,8 +78,22 @@ extension BoxingPersistentStruct {
             try context.save()
             return object
         }
-        objectID = object.objectID
+        adoptSaved(object)
         return object
+    }
+
+    /// Takes the saved object's IDs: `objectID`, and, when the struct unboxes itself (`UnboxingStruct`), the
+    /// `objectID` of every persistent struct nested in it at any depth, by reading the struct back from the
+    /// object through its own `fromObject`. Saving the value again then updates rows instead of inserting
+    /// them. If reading back fails, only `objectID` is set (the save itself succeeded).
+    mutating func adoptSaved(_ object: ManagedObject) {
+        if let unboxing = Self.self as? any UnboxingStruct.Type,
+            let saved = try? unboxing.fromObject(object) as? Self, saved.objectID == object.objectID
+        {
+            self = saved
+        } else {
+            objectID = object.objectID
+        }
     }
 
     /// Deletes the stored row, saves, and sets `objectID` to `nil`; `false` without a context or an ID.
@@ -188,7 +204,8 @@ extension Array where Element: BoxingUniqueStruct {
 }
 
 extension Array where Element: BoxingPersistentStruct {
-    /// Boxes every element (``toObjects(_:)``), saves once, and writes each element's `objectID` back.
+    /// Boxes every element (``toObjects(_:)``), saves once, and writes each element's `objectID` back, and
+    /// those of the persistent structs nested in it (see ``BoxingPersistentStruct/mutatingToObject(_:)``).
     ///
     /// Overridden `save(_:)` methods are not called; save nested collections first if you rely on them.
     ///
@@ -199,6 +216,6 @@ extension Array where Element: BoxingPersistentStruct {
             try context.save()
             return objects
         }
-        for (position, object) in zip(indices, objects) { self[position].objectID = object.objectID }
+        for (position, object) in zip(indices, objects) { self[position].adoptSaved(object) }
     }
 }
