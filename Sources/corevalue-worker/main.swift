@@ -4,6 +4,7 @@ import CoreValuePostgres
 import Foundation
 
 // corevalue-worker URL SCHEMA INDEX ROUNDS COUNT [shuffled]
+// corevalue-worker ephemeral
 //
 // One process of the multi-process tests: opens its own PostgresStore on SCHEMA (the example model), builds
 // ROUNDS batches of COUNT unique Product structs (ids 1...COUNT, price = id + 100 * round + INDEX), prints
@@ -20,6 +21,29 @@ func emit(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+// corevalue-worker ephemeral: the first thing a fresh process does is box a struct graph without a context
+// (`toObject(nil)`) and read it back; prints `ephemeral <company> <employees> <objectID>` or `error ...`.
+if arguments == ["ephemeral"] {
+    do {
+        var company = Company(
+            name: "Acme",
+            employees: [
+                Employee(name: "Ann", age: 30, position: nil, department: "D", job: "J"),
+                Employee(name: "Bob", age: 40, position: "Lead", department: "D", job: "J"),
+            ])
+        let object = try company.mutatingToObject(nil)
+        let read = try Company.fromObject(object)
+        emit(
+            "ephemeral \(read.name) \(read.employees.map(\.name).joined(separator: ",")) "
+                + "\(company.objectID == nil && read.objectID == nil ? "nil" : "set")")
+        exit(0)
+    } catch {
+        emit("error \(error)")
+        exit(1)
+    }
+}
+
 guard arguments.count == 5 || (arguments.count == 6 && arguments[5] == "shuffled"), let index = Int(arguments[2]),
     let rounds = Int(arguments[3]), let count = Int32(arguments[4]), count > 0, rounds > 0
 else {

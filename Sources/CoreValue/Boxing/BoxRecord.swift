@@ -55,7 +55,7 @@ final class BoxRecord {
 
 /// Reflects structs into ``BoxRecord``s.
 struct RecordBuilder {
-    /// Finds an entity by name: the context's model, or the ephemeral registry.
+    /// Finds an entity by name: the context's model, or the one derived from the struct types boxed.
     let entity: (String) throws -> EntityIndex
     /// Per-type layouts, kept by the context so that each struct type is resolved against the model once.
     let layouts: LayoutCache?
@@ -415,15 +415,22 @@ extension Optional: _OptionalBoxing {
     static var _wrappedType: Any.Type { Wrapped.self }
 }
 
-/// Lets boxing list the elements of an array or set held as `Any`.
+/// Lets boxing list the elements of an array or set held as `Any`, and see its element type.
 protocol _BoxingCollection {
     var _boxingElements: [Any] { get }
+    static var _boxingElementType: Any.Type { get }
+    /// Whether the collection keeps an order (an array: an ordered to-many relationship).
+    static var _isOrderedBoxingCollection: Bool { get }
 }
 
 extension Array: _BoxingCollection {
     var _boxingElements: [Any] { map { $0 } }
+    static var _boxingElementType: Any.Type { Element.self }
+    static var _isOrderedBoxingCollection: Bool { true }
 }
 
 extension Set: _BoxingCollection {
     var _boxingElements: [Any] { map { $0 } }
+    static var _boxingElementType: Any.Type { Element.self }
+    static var _isOrderedBoxingCollection: Bool { false }
 }

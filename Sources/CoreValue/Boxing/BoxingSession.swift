@@ -8,11 +8,9 @@ struct BoxingSession {
     /// - Throws: ``CVManagedStructError`` from reflection or identity resolution; either way no object has
     ///   been written.
     func box(_ values: [any BoxingStruct]) throws -> [ManagedObject] {
-        let builder = RecordBuilder(
-            entity: { name in
-                if let context { return try context.index.entity(name) }
-                return try EphemeralModels.entity(name)
-            }, layouts: context?.layouts)
+        // Without a context, the entities come from the struct types themselves (no process-wide registry).
+        let index = try context?.index ?? DerivedModel.index(for: values.map { type(of: $0) })
+        let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts)
         let roots = try values.map { try builder.record(for: $0) }
         if let context { try resolve(roots, in: context) }
         return try roots.map { try write($0) }

@@ -59,7 +59,6 @@ public final class ManagedObjectContext {
     public init(store: any Store) {
         self.store = store
         self.index = ModelIndex(store.model)
-        EphemeralModels.register(store.model)
     }
 
     deinit {

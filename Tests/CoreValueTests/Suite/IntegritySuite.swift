@@ -33,7 +33,8 @@ enum IntegritySuite {
         #expect(read == [Product(id: 7, name: "mine", price: 5)])
         // Saved unchanged again while the row is still at the version A wrote: nothing to write.
         func version() throws -> Int64? {
-            try store.fetch(entityName: "Product", key: "id", values: [.int32(7)]).first?.version
+            let rows: [RowSnapshot] = try store.fetch(FetchRequest(entityName: "Product"))
+            return rows.first?.version
         }
         let before = try version()
         try Product(id: 7, name: "mine", price: 5).save(a)
