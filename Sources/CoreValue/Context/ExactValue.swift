@@ -2,17 +2,38 @@
 ///
 /// Swift's `String ==` is Unicode canonical equivalence ("\u{E9}" equals "e\u{301}"), while a `text` column
 /// and its UNIQUE constraint compare bytes. Dictionaries of unique identifiers key by this type so that
-/// identifiers the database keeps apart stay apart in memory too.
-package enum ExactValue: Hashable, Sendable {
-    case text([UInt8])
-    case other(AttributeValue)
+/// identifiers the database keeps apart stay apart in memory too. Text is hashed and compared in place, with
+/// no copy of its bytes.
+package struct ExactValue: Hashable, Sendable {
+    /// The value.
+    package let value: AttributeValue
 
     /// The exact key of a value.
     package init(_ value: AttributeValue) {
-        if case .string(let string) = value {
-            self = .text(Array(string.utf8))
-        } else {
-            self = .other(value)
+        self.value = value
+    }
+
+    package static func == (lhs: ExactValue, rhs: ExactValue) -> Bool {
+        switch (lhs.value, rhs.value) {
+        case (.string(let left), .string(let right)): return Self.sameBytes(left, right)
+        case (.string, _), (_, .string): return false
+        default: return lhs.value == rhs.value
         }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        guard case .string(var text) = value else {
+            hasher.combine(value)
+            return
+        }
+        hasher.combine(text.utf8.count)
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func sameBytes(_ left: String, _ right: String) -> Bool {
+        var left = left
+        var right = right
+        guard left.utf8.count == right.utf8.count else { return false }
+        return left.withUTF8 { a in right.withUTF8 { b in a.elementsEqual(b) } }
     }
 }

@@ -242,6 +242,11 @@ struct UniqueValue: Hashable {
         self.key = key
         self.value = ExactValue(value)
     }
+
+    /// Hashes the value alone: entity and key rarely tell two entries apart, and equality still compares them.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+    }
 }
 
 /// Contexts are confined to one task or thread at a time; use one context per task over a shared store.

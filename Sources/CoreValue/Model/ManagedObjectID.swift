@@ -1,5 +1,31 @@
 import Foundation
 
+/// Temporary keys: unique within the process, cheap to make (a random process prefix and a counter, instead
+/// of drawing a random UUID for every inserted object).
+private enum TemporaryKeys {
+    private final class Counter: @unchecked Sendable {
+        let lock = NSLock()
+        var next: UInt64 = 0
+        let prefix = UUID().uuid
+    }
+
+    private static let counter = Counter()
+
+    static func next() -> UUID {
+        counter.lock.lock()
+        let number = counter.next
+        counter.next &+= 1
+        counter.lock.unlock()
+        var bytes = counter.prefix
+        withUnsafeMutableBytes(of: &bytes) { buffer in
+            withUnsafeBytes(of: number.bigEndian) { source in
+                for offset in 0..<8 { buffer[8 + offset] = source[offset] }
+            }
+        }
+        return UUID(uuid: bytes)
+    }
+}
+
 /// The identity of a managed object: its entity and its key in the store.
 ///
 /// An object inserted into a context has a temporary ID until its context saves; then it gets a permanent
@@ -32,7 +58,12 @@ public struct ManagedObjectID: Sendable, Hashable, Codable, CustomStringConverti
 
     /// A new temporary ID for an object not yet saved.
     public static func temporary(_ entityName: String) -> ManagedObjectID {
-        ManagedObjectID(entityName: entityName, key: .temporary(UUID()))
+        ManagedObjectID(entityName: entityName, key: .temporary(TemporaryKeys.next()))
+    }
+
+    /// Hashes the key alone: IDs of one entity share their entity name, and equality still compares it.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
     }
 
     /// Whether the object has not been saved yet.

@@ -25,8 +25,9 @@ package final class ModelIndex: Sendable {
     }
 }
 
-/// One entity's keys, relationships, inverses and relationship storage, by name.
-package struct EntityIndex: Sendable {
+/// One entity's keys, relationships, inverses and relationship storage, by name. A class: every object and
+/// record refers to its entity's index, so sharing one reference costs one retain rather than a copy of all of it.
+package final class EntityIndex: Sendable {
     /// The entity.
     package let entity: Entity
     /// The attributes by name.

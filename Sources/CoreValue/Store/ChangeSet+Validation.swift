@@ -50,8 +50,17 @@ extension ChangeSet {
         }
     }
 
+    /// What ``convertedAttributes(_:_:)`` checks, without building the converted dictionary.
     private static func checkAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws {
-        _ = try convertedAttributes(values, entity)
+        for (key, value) in values {
+            let attribute = try entity.attribute(key)
+            if value.isNull {
+                guard attribute.isOptional else { throw CVManagedStructError.missingValue(entity: entity.name, key: key) }
+            } else if value.type != attribute.type, value.converted(to: attribute.type) == nil {
+                throw CVManagedStructError.typeMismatch(
+                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+            }
+        }
     }
 
     /// Attribute values converted losslessly to each attribute's type.

@@ -50,29 +50,7 @@ enum BindEncoding {
     }
 
     private static func array(_ values: [AttributeValue], _ type: AttributeType) throws -> PostgresValue {
-        func elements<T>(_ extract: (AttributeValue) -> T?) throws -> [T?] {
-            try values.map { value in
-                if value.isNull { return nil }
-                guard let element = extract(value) else {
-                    throw PostgresStoreError(
-                        .invalidValue, "an array of \(type.rawValue) holds a \(value.type?.rawValue ?? "null")")
-                }
-                return element
-            }
-        }
-        switch type {
-        case .int16: return try PostgresValue(elements { if case .int16(let v) = $0 { v } else { nil } })
-        case .int32: return try PostgresValue(elements { if case .int32(let v) = $0 { v } else { nil } })
-        case .int64: return try PostgresValue(elements { if case .int64(let v) = $0 { v } else { nil } })
-        case .float: return try PostgresValue(elements { if case .float(let v) = $0 { v } else { nil } })
-        case .double: return try PostgresValue(elements { if case .double(let v) = $0 { v } else { nil } })
-        case .bool: return try PostgresValue(elements { if case .bool(let v) = $0 { v } else { nil } })
-        case .string: return try PostgresValue(elements { if case .string(let v) = $0 { v } else { nil } })
-        case .data: return try PostgresValue(elements { if case .data(let v) = $0 { v } else { nil } })
-        case .date: return try PostgresValue(elements { if case .date(let v) = $0 { v } else { nil } })
-        case .decimal: return try PostgresValue(elements { if case .decimal(let v) = $0 { v } else { nil } })
-        case .uuid: return try PostgresValue(elements { if case .uuid(let v) = $0 { v } else { nil } })
-        }
+        try ArrayEncoding.encode(values, as: type)
     }
 
     /// Reads one result cell as an attribute value of a column type (`.null` for SQL NULL).

@@ -220,7 +220,39 @@ struct SavePlan {
     }
 
     private func makeRow(_ change: ObjectChange, entity: Entity, isInsert: Bool) throws -> Row {
-        var attributes: [String: AttributeValue] = [:]
+        // Usually every value already has its attribute's type: then the change's dictionary is the row's
+        // (shared, not rebuilt), after the checks PostgreSQL adds (NUL in text, null in a required column).
+        var attributes = change.attributes
+        var needsConversion = false
+        for (key, value) in change.attributes {
+            guard let attribute = entity.attribute(named: key) else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+            }
+            switch value {
+            case .null:
+                if !attribute.isOptional { throw CVManagedStructError.missingValue(entity: entity.name, key: key) }
+            case .string(let text):
+                try ValueCoercion.checkText(text, entity: entity.name, key: key)
+                if attribute.type != .string { needsConversion = true }
+            default:
+                if value.type != attribute.type { needsConversion = true }
+            }
+        }
+        if needsConversion { attributes = try converted(change, entity: entity) }
+        if isInsert {
+            for attribute in entity.attributes
+            where !attribute.isOptional && attribute.defaultValue == nil && attributes[attribute.name] == nil {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+            }
+        }
+        return Row(
+            id: change.id, version: change.version, attributes: attributes, toOne: try toOneLinks(change, entity),
+            unlessCurrent: change.unlessCurrent)
+    }
+
+    /// A change's attributes coerced to their columns' types.
+    private func converted(_ change: ObjectChange, entity: Entity) throws -> [String: AttributeValue] {
+        var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: change.attributes.count)
         for (key, value) in change.attributes {
             guard let attribute = entity.attribute(named: key) else {
                 throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
@@ -231,12 +263,11 @@ struct SavePlan {
             }
             attributes[key] = coerced
         }
-        if isInsert {
-            for attribute in entity.attributes
-            where !attribute.isOptional && attribute.defaultValue == nil && attributes[attribute.name] == nil {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
-            }
-        }
+        return attributes
+    }
+
+    /// The owning to-one links of a change, checked.
+    private func toOneLinks(_ change: ObjectChange, _ entity: Entity) throws -> [String: ManagedObjectID?] {
         var toOne: [String: ManagedObjectID?] = [:]
         for (key, target) in change.toOne {
             guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
@@ -250,8 +281,6 @@ struct SavePlan {
             }
             toOne[key] = .some(target)
         }
-        return Row(
-            id: change.id, version: change.version, attributes: attributes, toOne: toOne,
-            unlessCurrent: change.unlessCurrent)
+        return toOne
     }
 }

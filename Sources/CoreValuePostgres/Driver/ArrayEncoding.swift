@@ -1,0 +1,99 @@
+import CoreValue
+import Foundation
+import LibPQ
+
+/// Encodes a column of attribute values as one binary PostgreSQL array, in one pass over the values and
+/// straight into the parameter's bytes: no intermediate `[T?]`, no per-element value or buffer.
+///
+/// This is what every batched write binds (one array per column), so it runs once per value saved.
+package enum ArrayEncoding {
+    /// The binary `type[]` of `values`.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidValue`` when a value is not of `type` (or text holds a NUL
+    ///   character); the driver's encoding error for a value it cannot represent.
+    package static func encode(_ values: [AttributeValue], as type: AttributeType) throws -> PostgresValue {
+        let element = BindEncoding.postgresType(of: type)
+        guard let arrayType = element.arrayType else {
+            throw PostgresStoreError(.invalidValue, "\(type.rawValue) has no array type")
+        }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(20 + values.count * (4 + estimatedSize(of: type)))
+        buffer.appendBig(Int32(values.isEmpty ? 0 : 1))
+        buffer.appendBig(Int32(values.contains(where: \.isNull) ? 1 : 0))
+        buffer.appendBig(element.rawValue)
+        if !values.isEmpty {
+            guard let count = Int32(exactly: values.count) else {
+                throw PostgresStoreError(.invalidValue, "an array of \(values.count) values is too long")
+            }
+            buffer.appendBig(count)
+            buffer.appendBig(Int32(1))
+        }
+        for value in values {
+            switch (value, type) {
+            case (.null, _): buffer.appendBig(Int32(-1))
+            case (.int16(let number), .int16): buffer.appendFixed(number)
+            case (.int32(let number), .int32): buffer.appendFixed(number)
+            case (.int64(let number), .int64): buffer.appendFixed(number)
+            case (.float(let number), .float): buffer.appendFixed(number.bitPattern)
+            case (.double(let number), .double): buffer.appendFixed(number.bitPattern)
+            case (.bool(let flag), .bool):
+                buffer.appendBig(Int32(1))
+                buffer.append(flag ? 1 : 0)
+            case (.string(let text), .string):
+                try buffer.appendSized { buffer in
+                    let start = buffer.count
+                    buffer.append(contentsOf: text.utf8)
+                    if buffer[start...].contains(0) {
+                        throw PostgresStoreError(.invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
+                    }
+                }
+            case (.data(let bytes), .data): try buffer.appendSized { $0.append(contentsOf: bytes) }
+            case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
+            case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
+            case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
+            default:
+                throw PostgresStoreError(
+                    .invalidValue, "an array of \(type.rawValue) holds a \(value.type?.rawValue ?? "null")")
+            }
+        }
+        return PostgresValue(type: arrayType, bytes: buffer)
+    }
+
+    /// A guess of one element's encoded size, to reserve the buffer once.
+    private static func estimatedSize(of type: AttributeType) -> Int {
+        switch type {
+        case .bool: return 1
+        case .int16: return 2
+        case .int32, .float: return 4
+        case .int64, .double, .date: return 8
+        case .uuid: return 16
+        case .string, .data, .decimal: return 16
+        }
+    }
+}
+
+extension [UInt8] {
+    /// Appends a fixed-width integer in network byte order.
+    fileprivate mutating func appendBig<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+
+    /// Appends an element's length and a fixed-width integer in network byte order.
+    fileprivate mutating func appendFixed<T: FixedWidthInteger>(_ value: T) {
+        appendBig(Int32(MemoryLayout<T>.size))
+        appendBig(value)
+    }
+
+    /// Appends an element's length, then what `body` writes.
+    fileprivate mutating func appendSized(_ body: (inout [UInt8]) throws -> Void) throws {
+        let lengthOffset = count
+        appendBig(Int32(0))
+        try body(&self)
+        guard let length = Int32(exactly: count - lengthOffset - 4) else {
+            throw PostgresStoreError(.invalidValue, "an array element is larger than 2 GiB")
+        }
+        Swift.withUnsafeBytes(of: length.bigEndian) { bytes in
+            for (offset, byte) in bytes.enumerated() { self[lengthOffset + offset] = byte }
+        }
+    }
+}
