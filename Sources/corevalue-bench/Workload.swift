@@ -132,13 +132,11 @@ final class Workload {
         }
     }
 
-    /// `saveAll` for unique structs, as its two halves: `toObjects` (boxing) and one `save` (the store).
+    /// `saveAll` for unique structs, as a user calls it (boxing and the store in one call: `saveAll` may skip
+    /// the lookup a separate `toObjects` makes).
     private func saveAll(_ structs: [BenchEmployee], _ phases: inout Phases) throws {
-        let context = ManagedObjectContext(store: store)
-        try structs.toObjects(context)
-        phases.mark("box")
-        try context.save()
-        phases.mark("store")
+        try structs.saveAll(ManagedObjectContext(store: store))
+        phases.mark("save")
     }
 
     /// `save` for a unique struct, as its two halves: `toObject` (boxing) and `save` (the store).

@@ -120,9 +120,21 @@ private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
     let store = CountingStore(MemoryStore(model: ExampleModel.model))
     let context = ManagedObjectContext(store: store)
     let products = (0..<10_000).map { Product(id: Int32($0), name: "P\($0)", price: Decimal($0)) }
-    try products.saveAll(context)
+    try products.toObjects(context)
     #expect(store.count("fetchValues") == 1)
+    try context.save()
     #expect(store.count("apply") == 1)
+    // saveAll of a flat entity's whole structs needs no lookup: the upsert decides, in the same apply.
+    store.reset()
+    let renamed = products.map { Product(id: $0.id, name: "R\($0.id)", price: $0.price) }
+    try renamed.saveAll(ManagedObjectContext(store: store))
+    #expect(store.count("fetchValues") == 0)
+    #expect(store.count("apply") == 1)
+    #expect(try Fixtures.count(store, "Product") == 10_000)
+    let renamedRead: [Product] = try Product.query(
+        ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
+    #expect(renamedRead == renamed)
+    try products.saveAll(ManagedObjectContext(store: store))
     let read: [Product] = try Product.query(
         ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
     #expect(read == products)

@@ -1,6 +1,16 @@
 /// Boxes a batch of structs into objects: reflect, resolve identities in batches, then write.
 struct BoxingSession {
     let context: ManagedObjectContext?
+    /// Whether unique structs that are not registered in the context may skip the store lookup and go
+    /// straight to the save's `INSERT ... ON CONFLICT ... DO UPDATE` (see ``canUpsertBlindly(_:)``). Only for
+    /// a boxing that is saved at once (`saveAll`): until the save, such an object is a pending insert even
+    /// when its row exists, which a fetch in between would show twice.
+    var blindUpserts = false
+
+    init(context: ManagedObjectContext?, blindUpserts: Bool = false) {
+        self.context = context
+        self.blindUpserts = blindUpserts
+    }
 
     /// One object per value, in order; values with the same unique identifier share one object, and the
     /// last one's values win.
@@ -39,6 +49,7 @@ struct BoxingSession {
                     wantedIDs.append(id)
                 }
             case .unique(let key, let value):
+                if blindUpserts, Self.canUpsertBlindly(record) { continue }
                 let unique = UniqueValue(record.info.name, key, value)
                 if context.uniqueObject(record.info.name, key, value) == nil, seenValues.insert(unique).inserted {
                     wantedValues[record.info.name, default: [:]][key, default: []].append(value)
@@ -88,6 +99,13 @@ struct BoxingSession {
             }
         }
         try context.prefetchLinks(of: prefetch)
+    }
+
+    /// Whether a unique struct's row needs no lookup before its upsert: the struct has every attribute of its
+    /// entity, so the upsert writes the whole row and the saved object knows all of it, and the entity has no
+    /// relationships, so there are no stored links the object would have to know (and no inverses to keep).
+    static func canUpsertBlindly(_ record: BoxRecord) -> Bool {
+        record.attributeNames == nil && record.info.entity.relationships.isEmpty
     }
 
     private func existing(_ record: BoxRecord, _ context: ManagedObjectContext) -> ManagedObject? {

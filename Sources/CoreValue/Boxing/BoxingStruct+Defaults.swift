@@ -159,12 +159,12 @@ extension BoxingUniqueStruct {
         }
     }
 
-    /// Boxes the struct and saves the context.
+    /// Boxes the struct and saves the context (without a lookup first where `saveAll` needs none).
     ///
     /// - Throws: Boxing and save errors.
     public func defaultSave(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
-            try toObject(context)
+            _ = try BoxingSession(context: context, blindUpserts: true).box([self])
             try context.save()
         }
     }
@@ -194,10 +194,14 @@ extension Array where Element: BoxingStruct {
 extension Array where Element: BoxingUniqueStruct {
     /// Boxes every element (``toObjects(_:)``) and saves once.
     ///
+    /// Elements of a flat entity (no relationships) whose struct has every attribute, and whose identifier is
+    /// not registered in the context, are not looked up first: the save's `INSERT ... ON CONFLICT ... DO
+    /// UPDATE` inserts or updates them in the one statement, with the same result.
+    ///
     /// - Throws: Boxing and save errors.
     public func saveAll(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
-            try toObjects(context)
+            _ = try BoxingSession(context: context, blindUpserts: true).box(self)
             try context.save()
         }
     }
