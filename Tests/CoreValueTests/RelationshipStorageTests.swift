@@ -32,6 +32,15 @@ import Testing
         #expect(try storage(model, unordered, "owners") == .inverseJoinTable(entity: ordered, relationship: "items"))
     }
 
+    @Test func twoOrderedSidesEachOwnAJoinTable() throws {
+        let model = try ManagedObjectModel {
+            Entity("Article") { Relationship("categories", to: "Category", .orderedToMany, inverse: "articles") }
+            Entity("Category") { Relationship("articles", to: "Article", .orderedToMany, inverse: "categories") }
+        }
+        #expect(try storage(model, "Article", "categories") == .joinTable)
+        #expect(try storage(model, "Category", "articles") == .joinTable)
+    }
+
     @Test func betweenTwoUnorderedSidesTheOneThatSortsFirstOwns() throws {
         let model = try ManagedObjectModel {
             Entity("B") { Relationship("as", to: "A", .unorderedToMany, inverse: "bs") }

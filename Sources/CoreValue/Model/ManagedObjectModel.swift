@@ -88,7 +88,9 @@ public struct ManagedObjectModel: Sendable, Hashable {
     /// Each link is stored once: a to-many relationship owns a join table unless its inverse is a to-many
     /// that is ordered while it is not, or that sorts first (`Entity.key` order) when both are unordered; a
     /// to-one relationship owns a foreign-key column unless its inverse is a to-many (then it reads that
-    /// join table) or a to-one that sorts first.
+    /// join table) or a to-one that sorts first. The exception: a many-to-many ordered on both sides (Core
+    /// Data allows it) keeps each side's order on its own, so each side owns a join table of its own with its
+    /// own positions, and a save writes both (a context changes both sides together).
     public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         guard let (inverseEntity, inverse) = inverse(of: relationship) else {
             return relationship.isToMany ? .joinTable : .foreignKey
@@ -101,7 +103,8 @@ public struct ManagedObjectModel: Sendable, Hashable {
             return .inverseJoinTable(entity: inverseEntity.name, relationship: inverse.name)
         case (true, true):
             // The ordered side owns the join table (its position column lives there); between two unordered
-            // sides, the one that sorts first.
+            // sides, the one that sorts first; two ordered sides each own one (each keeps its own order).
+            if relationship.kind == .orderedToMany, inverse.kind == .orderedToMany { return .joinTable }
             let selfOwns =
                 relationship.kind == inverse.kind ? selfSortsFirst : relationship.kind == .orderedToMany
             return selfOwns ? .joinTable : .inverseJoinTable(entity: inverseEntity.name, relationship: inverse.name)
@@ -154,13 +157,6 @@ public struct ManagedObjectModel: Sendable, Hashable {
                 throw CVManagedStructError.invalidModel(
                     entity: entity.name, key: relationship.name,
                     message: "inverse '\(destination.name).\(inverseName)' does not point back to this relationship")
-            }
-            if relationship.isToMany, inverse.isToMany, relationship.kind == .orderedToMany,
-                inverse.kind == .orderedToMany
-            {
-                throw CVManagedStructError.invalidModel(
-                    entity: entity.name, key: relationship.name,
-                    message: "both sides of a many-to-many relationship cannot be ordered")
             }
         }
     }
