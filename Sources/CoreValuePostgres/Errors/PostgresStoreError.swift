@@ -10,6 +10,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         private enum Value: String, Hashable, Sendable {
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
+            case migrationNeedsReview
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -37,6 +38,9 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         public static let unexpectedResult = Code(.unexpectedResult)
         /// A save was given to a store opened with `readOnly: true` (for example on a standby).
         public static let readOnlyStore = Code(.readOnlyStore)
+        /// ``Migrator/migrate(model:)`` found steps that would lose data or may fail (dropping a column, a
+        /// narrowing type change, ...): nothing was applied; ``PostgresStoreError/mismatches`` lists them.
+        public static let migrationNeedsReview = Code(.migrationNeedsReview)
 
         /// The code's name.
         public var description: String { value.rawValue }

@@ -58,6 +58,49 @@ public struct Migrator: Sendable {
         return done
     }
 
+    /// The DDL that brings the schema to `model`: new tables, columns, join tables, optionality, defaults and
+    /// unique constraints as statements, destructive steps as a list (see ``SchemaDiff``). Changes nothing;
+    /// print ``SchemaDiff/migrationText`` into a migration file to review and apply it.
+    ///
+    /// - Throws: Connection and server errors.
+    public func diff(model: ManagedObjectModel) throws -> SchemaDiff {
+        let connection = try Connection(configuration)
+        defer { connection.close() }
+        return SchemaDiff(
+            mapping: SchemaMapping(model: model), catalog: try SchemaCatalog.read(schema, on: connection),
+            schema: schema)
+    }
+
+    /// Creates what is missing for a model (for tests and quick starts; production schemas go through
+    /// migration files): in one transaction, under the schema's advisory lock, the schema if needed and every
+    /// statement of ``diff(model:)``. Returns what was applied (empty when the schema already matched).
+    /// Nothing is recorded in the migration history.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL can't hold,
+    ///   ``PostgresStoreError/Code/migrationNeedsReview`` listing destructive steps (then nothing is applied),
+    ///   connection and server errors (then nothing is applied either).
+    @discardableResult
+    public func migrate(model: ManagedObjectModel) throws -> SchemaDiff {
+        let mapping = SchemaMapping(model: model)
+        try mapping.validate()
+        let connection = try Connection(configuration)
+        defer { connection.close() }
+        return try connection.withTransaction { connection in
+            try lock(connection)
+            if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLIdentifier.quote(schema))") }
+            let diff = SchemaDiff(mapping: mapping, catalog: try SchemaCatalog.read(schema, on: connection), schema: schema)
+            guard diff.destructive.isEmpty else {
+                throw PostgresStoreError(
+                    .migrationNeedsReview,
+                    "the schema differs from the model in ways that lose data or may fail; nothing was applied "
+                        + "(write a migration file for them, see Migrator.diff(model:))",
+                    mismatches: diff.destructive)
+            }
+            for statement in diff.statements { try connection.execute(statement) }
+            return diff
+        }
+    }
+
     /// In one transaction, under the transaction's advisory lock: re-reads the history (another process may
     /// have applied files meanwhile), checks it, and applies the first pending file. Returns `nil` when none
     /// is pending.

@@ -11,6 +11,8 @@ struct SchemaCatalog {
         var isIdentity: Bool
         /// The column's collation name; empty for types without one.
         var collation: String
+        /// Whether the column has a default (identity columns report none).
+        var hasDefault = false
     }
 
     /// A unique index usable as an `ON CONFLICT` arbiter or a primary key: plain columns, no predicate.
@@ -54,7 +56,7 @@ struct SchemaCatalog {
 
     static func columnsQuery(_ schema: String?) -> SQL {
         "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, NULL), NOT a.attnotnull, a.attidentity <> '', "
-            + "coalesce(coll.collname::text, '') "
+            + "coalesce(coll.collname::text, ''), a.atthasdef "
             + "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
             + "LEFT JOIN pg_collation coll ON coll.oid = a.attcollation "
             + "WHERE c.relnamespace = \(namespace(schema)) AND c.relkind IN ('r', 'p') AND a.attnum > 0 "
@@ -91,7 +93,8 @@ struct SchemaCatalog {
                     type: try columns.decode(String.self, row: row, column: 2),
                     isNullable: try columns.decode(Bool.self, row: row, column: 3),
                     isIdentity: try columns.decode(Bool.self, row: row, column: 4),
-                    collation: try columns.decode(String.self, row: row, column: 5))
+                    collation: try columns.decode(String.self, row: row, column: 5),
+                    hasDefault: try columns.decode(Bool.self, row: row, column: 6))
         }
         let indexes = try run(uniqueIndexesQuery(schema))
         for row in 0..<indexes.rowCount {

@@ -54,7 +54,9 @@ public struct SchemaMapping: Sendable {
         ]
         for attribute in entity.attributes {
             var constraints: [String] = []
+            var literal: String?
             if let value = attribute.defaultValue, !value.isNull {
+                literal = SQLLiteral.render(value)
                 constraints.append("DEFAULT " + SQLLiteral.render(value))
             }
             if attribute.isUnique { constraints.append("UNIQUE") }
@@ -62,7 +64,8 @@ public struct SchemaMapping: Sendable {
                 ColumnDefinition(
                     name: attribute.name, sqlType: ColumnType.sqlName(of: attribute.type),
                     isNullable: attribute.isOptional, constraints: constraints.joined(separator: " "),
-                    collation: attribute.type == .string ? Self.textCollation : nil))
+                    collation: attribute.type == .string ? Self.textCollation : nil, defaultLiteral: literal,
+                    isUnique: attribute.isUnique))
         }
         var foreignKeys: [ForeignKeyDefinition] = []
         for relationship in foreignKeyRelationships(of: entity) {

@@ -23,26 +23,40 @@ public struct SchemaPrinter: Sendable {
         var statements = tables.map(createTable)
         for table in tables {
             for key in table.foreignKeys where !isInline(key, of: table) {
-                statements.append(
-                    "ALTER TABLE \(name(table.name)) ADD FOREIGN KEY (\(SQLIdentifier.quote(key.column))) "
-                        + "REFERENCES \(name(key.referencedTable)) (\(SQLIdentifier.quote(SchemaMapping.primaryKeyColumn))) "
-                        + "ON DELETE \(key.onDelete);")
+                statements.append(addForeignKey(key, to: table.name))
             }
         }
         for table in tables {
-            for column in table.indexedColumns {
-                statements.append("CREATE INDEX ON \(name(table.name)) (\(SQLIdentifier.quote(column)));")
-            }
+            for column in table.indexedColumns { statements.append(createIndex(on: table.name, column)) }
         }
         return statements.joined(separator: "\n\n") + "\n"
     }
 
-    private func createTable(_ table: TableDefinition) -> String {
+    /// `ALTER TABLE ... ADD FOREIGN KEY (...) REFERENCES ... ("_pk") ON DELETE ...;`
+    package func addForeignKey(_ key: ForeignKeyDefinition, to table: String) -> String {
+        "ALTER TABLE \(name(table)) ADD FOREIGN KEY (\(SQLIdentifier.quote(key.column))) "
+            + "REFERENCES \(name(key.referencedTable)) (\(SQLIdentifier.quote(SchemaMapping.primaryKeyColumn))) "
+            + "ON DELETE \(key.onDelete);"
+    }
+
+    /// `CREATE INDEX ON ... (...);`
+    package func createIndex(on table: String, _ column: String) -> String {
+        "CREATE INDEX ON \(name(table)) (\(SQLIdentifier.quote(column)));"
+    }
+
+    /// A column's DDL after its name: type, collation, nullability, constraints (identity, default, UNIQUE).
+    package func columnDDL(_ column: ColumnDefinition) -> String {
+        var line = column.sqlType
+        if let collation = column.collation { line += " COLLATE \(SQLIdentifier.quote(collation))" }
+        if !column.isNullable { line += " NOT NULL" }
+        if !column.constraints.isEmpty { line += " " + column.constraints }
+        return line
+    }
+
+    /// `CREATE TABLE ...;` with the columns, inline foreign keys (join tables) and table constraints.
+    package func createTable(_ table: TableDefinition) -> String {
         var lines = table.columns.map { column in
-            var line = "    \(SQLIdentifier.quote(column.name)) \(column.sqlType)"
-            if let collation = column.collation { line += " COLLATE \(SQLIdentifier.quote(collation))" }
-            if !column.isNullable { line += " NOT NULL" }
-            if !column.constraints.isEmpty { line += " " + column.constraints }
+            var line = "    \(SQLIdentifier.quote(column.name)) \(columnDDL(column))"
             if let key = table.foreignKeys.first(where: { $0.column == column.name }), isInline(key, of: table) {
                 line +=
                     " REFERENCES \(name(key.referencedTable)) "
@@ -59,7 +73,8 @@ public struct SchemaPrinter: Sendable {
         table.isJoinTable
     }
 
-    private func name(_ table: String) -> String {
+    /// A table's name as DDL, qualified with ``schema`` when there is one.
+    package func name(_ table: String) -> String {
         SQLIdentifier(table, schema: schema).quoted
     }
 }

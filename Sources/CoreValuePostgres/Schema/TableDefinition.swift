@@ -10,14 +10,23 @@ package struct ColumnDefinition: Sendable, Hashable {
     package var constraints: String
     /// The collation (`C` for text: byte order, as `MemoryStore` compares), or `nil` for the type's default.
     package var collation: String?
+    /// The attribute's default as a SQL literal (also part of ``constraints``), or `nil`.
+    package var defaultLiteral: String?
+    /// Whether the column is an attribute marked unique (its `UNIQUE` is part of ``constraints``).
+    package var isUnique = false
 
     /// Creates a column definition.
-    package init(name: String, sqlType: String, isNullable: Bool, constraints: String = "", collation: String? = nil) {
+    package init(
+        name: String, sqlType: String, isNullable: Bool, constraints: String = "", collation: String? = nil,
+        defaultLiteral: String? = nil, isUnique: Bool = false
+    ) {
         self.name = name
         self.sqlType = sqlType
         self.isNullable = isNullable
         self.constraints = constraints
         self.collation = collation
+        self.defaultLiteral = defaultLiteral
+        self.isUnique = isUnique
     }
 }
 
