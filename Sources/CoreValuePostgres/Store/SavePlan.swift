@@ -88,7 +88,10 @@ struct SavePlan {
                 // An upsert's DO UPDATE overwrites every column of the statement, so rows that set different
                 // columns go to different statements: a column one row leaves out must not be filled with a
                 // default or NULL and then overwrite the existing row's value.
-                let columns = row.attributes.keys.sorted() + ["\u{1}"] + row.toOne.keys.sorted()
+                // A row with every attribute (the usual case) needs no sorted key list to say which it sets.
+                let attributes =
+                    row.attributes.count == entity.attributes.count ? ["\u{2}"] : row.attributes.keys.sorted()
+                let columns = attributes + ["\u{1}"] + row.toOne.keys.sorted()
                 groupKey += "\u{0}" + columns.joined(separator: "\u{0}")
             }
             if let position = index[groupKey] {
