@@ -37,14 +37,14 @@ import Testing
         let unique = statements.lock(table: "Author", keys: [3, 1], orderedBy: Attribute("id", .string, unique: true))
         #expect(
             unique.text
-                == #"SELECT 1 FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR UPDATE"#
+                == #"SELECT t."_pk" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR NO KEY UPDATE"#
         )
         #expect(unique.binds == [.int64Array([3, 1])])
         let plain = statements.lock(table: "Car", keys: [2], orderedBy: nil)
         #expect(
-            plain.text == #"SELECT 1 FROM "s"."Car" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."_pk" FOR UPDATE"#)
+            plain.text == #"SELECT t."_pk" FROM "s"."Car" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."_pk" FOR NO KEY UPDATE"#)
         let numeric = statements.lock(table: "Product", keys: [2], orderedBy: Attribute("id", .int32, unique: true))
-        #expect(numeric.text.contains(#"ORDER BY t."id", t."_pk" FOR UPDATE"#))
+        #expect(numeric.text.contains(#"ORDER BY t."id", t."_pk" FOR NO KEY UPDATE"#))
     }
 
     @Test func batchedUpdatesLockTheirRowsInOrderFirst() {
@@ -53,7 +53,7 @@ import Testing
             lockOrder: LockOrder(attribute: Attribute("id", .string, unique: true)))
         #expect(
             sql.text
-                == #"WITH "_locked" AS (SELECT 1 FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR UPDATE) "#
+                == #"WITH "_locked" AS (SELECT t."_pk" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."id" COLLATE "C", t."_pk" FOR NO KEY UPDATE) "#
                 + #"UPDATE "s"."Author" AS t SET "name" = u."name", "_version" = t."_version" + 1 "#
                 + #"FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS u("_pk", "_version", "name") "#
                 + #"WHERE t."_pk" = u."_pk" AND (u."_version" IS NULL OR t."_version" = u."_version") AND (SELECT count(*) FROM "_locked") >= 0 RETURNING t."_pk", t."_version""#

@@ -125,6 +125,8 @@ import Testing
         ("Ǆ ǅ ǆ", "ǆ ǆ ǆ"),
         ("ÄÖÜ ÅÆØ", "äöü åæø"),
         ("ДОБРО", "добро"),
+        ("ΑΣʰ", "ας\u{2B0}"),
+        ("ΑΣ\u{345}", "ας\u{345}"),
     ])
     func lowercasesAsICUsRootLocaleDoes(_ input: String, _ expected: String) {
         #expect(String(String.UnicodeScalarView(CaseFolding.lowercased(input))) == expected)

@@ -159,12 +159,12 @@ extension BoxingUniqueStruct {
         }
     }
 
-    /// Boxes the struct and saves the context (without a lookup first where `saveAll` needs none).
+    /// Boxes the struct (``BoxingStruct/toObject(_:)``, which a type may implement itself) and saves.
     ///
     /// - Throws: Boxing and save errors.
     public func defaultSave(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
-            _ = try BoxingSession(context: context, blindUpserts: true).box([self])
+            try toObject(context)
             try context.save()
         }
     }

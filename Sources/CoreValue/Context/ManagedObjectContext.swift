@@ -97,7 +97,8 @@ public final class ManagedObjectContext {
 
     /// Whether the context has unsaved inserts, changes or deletes.
     public var hasChanges: Bool {
-        insertedList.contains { !$0.isDeletedFlag } || !deletedList.isEmpty || changedList.contains(where: \.hasChanges)
+        insertedList.contains { !$0.isDeletedFlag } || !deletedList.isEmpty
+            || changedList.contains { $0.hasChanges || $0.isIdentifiedByValue }
     }
 
     /// Objects inserted and not yet saved.
@@ -159,7 +160,9 @@ public final class ManagedObjectContext {
     func register(_ snapshot: RowSnapshot) throws -> ManagedObject {
         let info = try index.entity(snapshot.id.entityName)
         if let object = registry[info.name]?[snapshot.id] {
-            if !object.hasChanges {
+            // An object a unique struct wrote is pending even when no value changed (its save is the last
+            // write): a fetch must not reload it, or its version would move and the write be skipped.
+            if !object.hasChanges && !object.isIdentifiedByValue {
                 dropUnique(object)
                 load(snapshot, into: object)
             }

@@ -118,14 +118,17 @@ package enum CaseFolding {
         casedLetter(scalars, from: index - 1, step: -1) && !casedLetter(scalars, from: index + 1, step: 1)
     }
 
-    /// Whether the first scalar from `start` in direction `step` that is not case-ignorable is cased.
+    /// Whether the first scalar from `start` in direction `step` that is not case-ignorable is cased. As in
+    /// ICU, case-ignorable is tested first: a scalar that is both (U+0345, U+02B0) is skipped.
     private static func casedLetter(_ scalars: [Unicode.Scalar], from start: Int, step: Int) -> Bool {
         var position = start
         while position >= 0, position < scalars.count {
             let properties = scalars[position].properties
-            if properties.isCased { return true }
-            guard properties.isCaseIgnorable || scalars[position] == "\u{0307}" else { return false }
-            position += step
+            if properties.isCaseIgnorable || scalars[position] == "\u{0307}" {
+                position += step
+                continue
+            }
+            return properties.isCased
         }
         return false
     }

@@ -83,12 +83,14 @@ struct PredicateCompiler {
 
     /// Escapes `\`, `%` and `_` so that a `LIKE` pattern matches the text literally.
     static func escapeLike(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            if character == "\\" || character == "%" || character == "_" { result.append("\\") }
-            result.append(character)
+        // Per Unicode scalar, as PostgreSQL reads a pattern: a `%` followed by a combining mark is one
+        // Character to Swift but still a wildcard to the server.
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "%" || scalar == "_" { result.append("\\") }
+            result.append(scalar)
         }
-        return result
+        return String(result)
     }
 
     /// The sort clause for sort descriptors, ending with the surrogate key so pages are stable.

@@ -81,7 +81,8 @@ package struct WriteStatements: Sendable {
     /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
     ///
     /// With `unlessCurrent`, rows flagged `true` are written only if their version is no longer the one given
-    /// (``ObjectChange/unlessCurrent``), and are not returned otherwise.
+    /// (``ObjectChange/unlessCurrent``); the statement then returns every row that still exists, with its new
+    /// version, or NULL when it was not written.
     ///
     /// With `lockOrder`, the statement first takes the rows' locks in that order
     /// (``lock(table:keys:orderedBy:)`` as a CTE counted by a one-time filter, which runs before any row is
@@ -92,8 +93,11 @@ package struct WriteStatements: Sendable {
     ) -> SQL {
         var prefix: SQL = ""
         var gate: SQL = ""
+        let locked = SQLIdentifier("_locked")
+        // Rows written "unless current" may rightly not be updated; the statement then reports every row that
+        // exists (the locked ones) with its new version or NULL, so that a deleted row is still a conflict.
+        let lockOrder = lockOrder ?? (unlessCurrent != nil ? LockOrder(attribute: nil) : nil)
         if let lockOrder {
-            let locked = SQLIdentifier("_locked")
             prefix = "WITH \(locked) AS (\(lock(table: table, keys: keys, orderedBy: lockOrder.attribute))) "
             gate = " AND (SELECT count(*) FROM \(locked)) >= 0"
         }
@@ -126,21 +130,27 @@ package struct WriteStatements: Sendable {
             }
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
-        return prefix
-            + "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
+        let update: SQL =
+            "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
-            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR \(versionCheck))" + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
+            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR \(versionCheck))" + gate
+            + " RETURNING t.\(Self.pk), t.\(Self.version)"
+        guard unlessCurrent != nil else { return prefix + update }
+        let written = SQLIdentifier("_written")
+        return prefix + ", \(written) AS (\(update)) SELECT l.\(Self.pk), w.\(Self.version) FROM \(locked) AS l "
+            + "LEFT JOIN \(written) AS w ON w.\(Self.pk) = l.\(Self.pk)"
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:
-    /// `SELECT 1 ... WHERE "_pk" = ANY($1) ORDER BY ..., "_pk" FOR UPDATE`. Writers of the same rows then queue
-    /// instead of deadlocking. A unique entity's rows are locked in the order of its identifier (`column`, byte
+    /// `SELECT 1 ... WHERE "_pk" = ANY($1) ORDER BY ..., "_pk" FOR NO KEY UPDATE` (the lock the `UPDATE` itself
+    /// takes, which does not block the `KEY SHARE` locks of foreign-key checks). Writers of the same rows then
+    /// queue instead of deadlocking. A unique entity's rows are locked in the order of its identifier (`column`, byte
     /// order for text), the order its upserts lock them in; others in key order.
     package func lock(table: String, keys: [Int64], orderedBy column: Attribute?) -> SQL {
         var order: SQL = ""
         if let column { order = "\(Self.orderKey("t", column)), " }
-        return "SELECT 1 FROM \(SQLIdentifier(table, schema: schema)) AS t "
-            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))) ORDER BY \(order)t.\(Self.pk) FOR UPDATE"
+        return "SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
+            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))) ORDER BY \(order)t.\(Self.pk) FOR NO KEY UPDATE"
     }
 
     /// A sort key for an attribute's column under `alias`: text in byte order (`COLLATE "C"`, as the column is

@@ -193,13 +193,19 @@ struct SaveExecution {
                 unlessCurrent: rows.contains(where: \.unlessCurrent) ? rows.map(\.unlessCurrent) : nil,
                 lockOrder: lockOrder))
         var versions: [Int64: Int64] = [:]
+        var existing = Set<Int64>()
         for row in 0..<returned.rowCount {
-            versions[try returned.decode(Int64.self, row: row, column: 0)] = try returned.decode(
-                Int64.self, row: row, column: 1)
+            let key = try returned.decode(Int64.self, row: row, column: 0)
+            existing.insert(key)
+            if let version = try returned.decodeIfPresent(Int64.self, row: row, column: 1) { versions[key] = version }
         }
-        // A row written unless current that was not returned was still current: no conflict.
-        let checked = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
-        try checkConflicts(group.entity.name, keys: checked, found: Set(versions.keys), action: "update")
+        // A checked row must have been written; a row written unless current must at least still exist.
+        let unlessCurrent = rows.contains(where: \.unlessCurrent)
+        let written = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
+        try checkConflicts(group.entity.name, keys: written, found: Set(versions.keys), action: "update")
+        if unlessCurrent {
+            try checkConflicts(group.entity.name, keys: keys, found: existing, action: "update")
+        }
         for key in keys {
             if let version = versions[key] { result.versions[.permanent(group.entity.name, key)] = version }
         }

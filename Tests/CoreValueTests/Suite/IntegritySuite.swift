@@ -39,6 +39,15 @@ enum IntegritySuite {
         let before = try version()
         try Product(id: 7, name: "mine", price: 5).save(a)
         #expect(try version() == before)
+        // Deleted by another writer meanwhile: saving the unchanged struct is a conflict on both stores, not a
+        // silent success with no row.
+        try Product(id: 7, name: "mine", price: 5).delete(ManagedObjectContext(store: store))
+        #expect {
+            try Product(id: 7, name: "mine", price: 5).save(a)
+        } throws: { error in
+            if case .conflict? = error as? CVManagedStructError { return true }
+            return false
+        }
     }
 
     static let releasedContext = SuiteCase("a relationship of an object whose context was released throws, and nothing is unlinked") { make in
@@ -109,7 +118,8 @@ enum IntegritySuite {
         let store = try make()
         let names = [
             "İstanbul", "istanbul", "ISTANBUL", "ıspanak", "Iris", "i\u{307}ki", "Straße", "STRASSE", "ΟΔΟΣ",
-            "\u{3BF}\u{3B4}\u{3BF}\u{3C3}", "ΣΟΦΙΑ", "Ǆemal", "ǆemal", "Ärger", "ärger",
+            "\u{3BF}\u{3B4}\u{3BF}\u{3C3}", "ΣΟΦΙΑ", "Ǆemal", "ǆemal", "Ärger", "ärger", "cafe\u{301}",
+            "x%\u{301}y",
         ]
         var staff = names.map { Employee(name: $0, age: 30, position: nil, department: "D", job: "J") }
         try staff.saveAll(ManagedObjectContext(store: store))
@@ -129,6 +139,8 @@ enum IntegritySuite {
         #expect(try matching("σοφ", .beginsWith) == ["ΣΟΦΙΑ"])
         // No full case folding: `ß` is not `ss`.
         #expect(try matching("ss") == ["STRASSE"])
+        // A `%` carrying a combining mark is still matched literally (escaped per scalar, not per Character).
+        #expect(try matching("%\u{301}") == ["x%\u{301}y"])
     }
 }
 
