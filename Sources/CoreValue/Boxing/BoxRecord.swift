@@ -39,6 +39,32 @@ final class BoxRecord {
         self.identity = identity
     }
 
+    /// Whether two record trees box the same values: entities, attribute values (text by its bytes) and
+    /// relationship members in the same order, identities aside. Walked without recursion.
+    func hasSameContent(as other: BoxRecord) -> Bool {
+        var pairs = [(self, other)]
+        while let (left, right) = pairs.popLast() {
+            guard left.info === right.info, left.attributes.count == right.attributes.count,
+                left.relationships.count == right.relationships.count
+            else { return false }
+            for (a, b) in zip(left.attributes, right.attributes)
+            where a.0.name != b.0.name || ExactValue(a.1) != ExactValue(b.1) {
+                return false
+            }
+            for (a, b) in zip(left.relationships, right.relationships) {
+                guard a.0 == b.0, a.1.count == b.1.count else { return false }
+                for (x, y) in zip(a.1, b.1) {
+                    switch (x, y) {
+                    case (.record(let first), .record(let second)): pairs.append((first, second))
+                    case (.object(let first), .object(let second)) where first === second: continue
+                    default: return false
+                    }
+                }
+            }
+        }
+        return true
+    }
+
     /// This record and every record below it, depth first.
     var tree: [BoxRecord] {
         var result: [BoxRecord] = []

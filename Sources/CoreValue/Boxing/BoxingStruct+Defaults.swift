@@ -86,14 +86,26 @@ extension BoxingPersistentStruct {
     /// `objectID` of every persistent struct nested in it at any depth, by reading the struct back from the
     /// object through its own `fromObject`. Saving the value again then updates rows instead of inserting
     /// them. If reading back fails, only `objectID` is set (the save itself succeeded).
+    ///
+    /// The struct read back is taken only if it boxes to exactly what `self` boxed (the same attribute values
+    /// and the same members in the same order, IDs aside): a `fromObject` that leaves a relationship out, or
+    /// a back-reference cut short where unboxing meets an object it is already reading, would otherwise hand
+    /// back a value whose next save unlinks or reorders members.
     mutating func adoptSaved(_ object: ManagedObject) {
-        if let unboxing = Self.self as? any UnboxingStruct.Type,
+        guard let context = object.managedObjectContext, let unboxing = Self.self as? any UnboxingStruct.Type,
             let saved = try? unboxing.fromObject(object) as? Self, saved.objectID == object.objectID
-        {
-            self = saved
-        } else {
+        else {
             objectID = object.objectID
+            return
         }
+        let builder = RecordBuilder(entity: { try context.index.entity($0) }, layouts: context.layouts)
+        guard let mine = try? builder.record(for: self), let theirs = try? builder.record(for: saved),
+            mine.hasSameContent(as: theirs)
+        else {
+            objectID = object.objectID
+            return
+        }
+        self = saved
     }
 
     /// Deletes the stored row, saves, and sets `objectID` to `nil`; `false` without a context or an ID.
