@@ -51,3 +51,49 @@ import Testing
         #expect(child.parent?.children.map(\.name) == ["first", "second"])
     }
 }
+
+/// A unique struct's save sends its owned links with its whole tuple: a row never ends with one writer's
+/// name and another's foreign key.
+@Suite struct WholeStructLinkTests {
+    struct Office: CVManagedUniqueStruct, Equatable {
+        static let EntityName = "Office"
+        static let IdentifierName = "code"
+        func IdentifierValue() -> IdentifierType { code }
+        var code: String
+        static func fromObject(_ o: ManagedObject) throws -> Office { try curry(self.init) <^> o <| "code" }
+    }
+
+    struct Desk: CVManagedUniqueStruct, Equatable {
+        static let EntityName = "Desk"
+        static let IdentifierName = "key"
+        func IdentifierValue() -> IdentifierType { key }
+        var key: String
+        var label: String
+        var office: Office?
+        static func fromObject(_ o: ManagedObject) throws -> Desk {
+            try curry(self.init) <^> o <| "key" <^> o <| "label" <^> o <|? "office"
+        }
+    }
+
+    @Test func theForeignKeyGoesWithTheWholeStruct() throws {
+        let model = try ManagedObjectModel {
+            Entity("Office") { Attribute("code", .string, unique: true) }
+            Entity("Desk") {
+                Attribute("key", .string, unique: true)
+                Attribute("label", .string)
+                Relationship("office", to: "Office")
+            }
+        }
+        let store = MemoryStore(model: model)
+        let o1 = Office(code: "O1")
+        let o2 = Office(code: "O2")
+        try Desk(key: "d", label: "n1", office: o1).save(ManagedObjectContext(store: store))
+        let a = ManagedObjectContext(store: store)
+        _ = try Desk.query(a, predicate: nil) as [Desk]
+        try Desk(key: "d", label: "n2", office: o2).save(ManagedObjectContext(store: store))
+        // A still holds office O1 as read; its struct says O1 again and a new label.
+        try Desk(key: "d", label: "n3", office: o1).save(a)
+        let read: [Desk] = try Desk.query(ManagedObjectContext(store: store), predicate: nil)
+        #expect(read == [Desk(key: "d", label: "n3", office: o1)])
+    }
+}

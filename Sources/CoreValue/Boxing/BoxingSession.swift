@@ -133,6 +133,7 @@ struct BoxingSession {
                 case (true, let current?, let names?): object.identifiedAttributes = current.union(names)
                 default: object.identifiedAttributes = nil
                 }
+                object.identifiedRelationships.formUnion(record.relationships.map(\.0))
                 context?.markChanged(object)
             }
         }

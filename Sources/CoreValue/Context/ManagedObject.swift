@@ -41,6 +41,9 @@ public final class ManagedObject {
     /// whole struct (last writer wins for the whole struct, never a mix of two writers' columns). `nil` with
     /// ``isIdentifiedByValue`` set: every attribute of the entity.
     var identifiedAttributes: Set<String>?
+    /// The relationships that struct has: their owned links (foreign keys, member lists) are sent with the
+    /// whole struct too, changed or not.
+    var identifiedRelationships: Set<String> = []
     /// Set when the object's context was released: its links are gone, and reading a relationship throws
     /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` instead of reading as empty.
     var isDetached = false
@@ -53,6 +56,7 @@ public final class ManagedObject {
         isListedAsChanged = false
         isIdentifiedByValue = false
         identifiedAttributes = nil
+        identifiedRelationships.removeAll()
         upsertKey = nil
         upsertAttributes = nil
     }

@@ -48,7 +48,9 @@ extension ManagedObjectContext {
             var attributes: [String: AttributeValue] = [:]
             for key in keys { attributes[key] = object.attributes[key] ?? .null }
             var toOne: [String: ManagedObjectID?] = [:]
-            for key in object.originalLinks.keys where object.info.storage[key] == .foreignKey {
+            // A unique struct's own foreign keys go with its whole tuple, changed or not.
+            for key in Set(object.originalLinks.keys).union(object.identifiedRelationships)
+            where object.info.storage[key] == .foreignKey {
                 toOne[key] = .some(linkedID(object, key))
             }
             // An object whose links changed is version-checked (and its version bumped) even when no column
@@ -63,7 +65,11 @@ extension ManagedObjectContext {
                         version: object.isIdentifiedByValue && !unchanged ? nil : object.version,
                         attributes: attributes, toOne: toOne, unlessCurrent: unchanged))
             }
-            changes.relationships += memberLists(object, keys: object.originalLinks.keys.sorted())
+            // And its owned member lists when it changed (an unchanged one is only rewritten if stale, which
+            // a separate statement can't tell; its columns and foreign keys are).
+            let forced = object.hasChanges ? object.identifiedRelationships : []
+            changes.relationships += memberLists(
+                object, keys: Set(object.originalLinks.keys).union(forced).sorted(), forced: forced)
         }
         for object in deleted {
             changes.deletes.append(ObjectDeletion(id: object.objectID, version: object.version))
@@ -121,13 +127,15 @@ extension ManagedObjectContext {
     }
 
     /// Full member lists for the owned to-many relationships among `keys` that changed.
-    private func memberLists(_ object: ManagedObject, keys: [String]) -> [RelationshipChange] {
+    private func memberLists(_ object: ManagedObject, keys: [String], forced: Set<String> = []) -> [RelationshipChange] {
         var result: [RelationshipChange] = []
         for key in keys where object.info.storage[key] == .joinTable {
             guard let destination = object.info.relationships[key]?.destination else { continue }
             let links = object.links[key] ?? []
             if object.isInsertedFlag, links.isEmpty { continue }
-            if !object.isInsertedFlag, let original = object.originalLinks[key], original.isSame(as: links) {
+            if !object.isInsertedFlag, !forced.contains(key), let original = object.originalLinks[key],
+                original.isSame(as: links)
+            {
                 continue
             }
             let members: [ManagedObjectID] = links.compactMap { link in

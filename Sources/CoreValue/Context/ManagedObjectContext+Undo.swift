@@ -9,7 +9,7 @@ final class UndoLog {
     enum Entry {
         case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
         case links(ManagedObject, String, links: [Link]?, original: [Link]?)
-        case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?)
+        case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?, relationships: Set<String>)
     }
 
     /// How many objects were in the inserted list when the operation began.
@@ -55,10 +55,12 @@ final class UndoLog {
     func recordIdentifiedByValue(_ object: ManagedObject) {
         guard !object.isIdentifiedByValue else {
             // Already identified by value before this operation: only the attribute set can grow; keep it.
-            entries.append(.identifiedByValue(object, true, attributes: object.identifiedAttributes))
+            entries.append(
+                .identifiedByValue(
+                    object, true, attributes: object.identifiedAttributes, relationships: object.identifiedRelationships))
             return
         }
-        entries.append(.identifiedByValue(object, false, attributes: nil))
+        entries.append(.identifiedByValue(object, false, attributes: nil, relationships: []))
     }
 }
 
@@ -96,9 +98,10 @@ extension ManagedObjectContext {
             case .links(let object, let key, let links, let original):
                 object.links[key] = links
                 object.originalLinks[key] = original
-            case .identifiedByValue(let object, let flag, let attributes):
+            case .identifiedByValue(let object, let flag, let attributes, let relationships):
                 object.isIdentifiedByValue = flag
                 object.identifiedAttributes = attributes
+                object.identifiedRelationships = relationships
             }
         }
         for victim in log.victims.reversed() where victim.isDeletedFlag {
