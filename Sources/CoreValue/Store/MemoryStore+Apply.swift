@@ -168,7 +168,28 @@ private struct ChangeWriter {
             }
             members.append(key)
         }
-        state.setMembers("\(entity.name).\(relationship.name)", owner, members.isEmpty ? nil : members)
+        let join = "\(entity.name).\(relationship.name)"
+        let old = state.members(join, owner) ?? []
+        state.setMembers(join, owner, members.isEmpty ? nil : members)
+        // A many-to-many ordered on both sides keeps a list per side: keep the other side's lists holding
+        // exactly the same pairs (dropped members forget the owner, new ones list it last), whatever this
+        // change set says about them, so the two sides never disagree on who is linked.
+        guard relationship.kind == .orderedToMany, let inverse = entity.inverses[relationship.name],
+            inverse.kind == .orderedToMany
+        else { return }
+        let mirror = "\(relationship.destination).\(inverse.name)"
+        let kept = Set(members)
+        for dropped in old where !kept.contains(dropped) {
+            let list = (state.members(mirror, dropped) ?? []).filter { $0 != owner }
+            state.setMembers(mirror, dropped, list.isEmpty ? nil : list)
+        }
+        for member in members {
+            var list = state.members(mirror, member) ?? []
+            if !list.contains(owner) {
+                list.append(owner)
+                state.setMembers(mirror, member, list)
+            }
+        }
     }
 
     /// The stored key of an ID (temporary IDs through this change set's inserts); the row must exist.

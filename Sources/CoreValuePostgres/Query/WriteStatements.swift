@@ -215,6 +215,31 @@ package struct WriteStatements: Sendable {
             + "WHERE j.\(position) <> EXCLUDED.\(position)"
     }
 
+    /// For a many-to-many ordered on both sides: makes the other side's join table (`joinTable`) hold exactly
+    /// the pairs just written for `owners` (given as this side's `(owner, member)`): pairs no longer listed are
+    /// deleted there, new ones are appended to the end of each member's list. Two statements.
+    package func mirror(joinTable: String, owners: [Int64], pairs: [(owner: Int64, member: Int64)]) -> [SQL] {
+        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
+        let member = SQLIdentifier(SchemaMapping.memberColumn)
+        let position = SQLIdentifier(SchemaMapping.positionColumn)
+        let table = SQLIdentifier(joinTable, schema: schema)
+        // On the other side, this side's members own and this side's owners are members.
+        let flipped: SQL = "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
+        let delete: SQL =
+            "DELETE FROM \(table) AS j WHERE j.\(member) = ANY(\(typedBind: .int64Array(owners))) AND NOT EXISTS ("
+            + "SELECT 1 FROM unnest(\(flipped)) AS n(\(owner), \(member)) "
+            + "WHERE n.\(owner) = j.\(owner) AND n.\(member) = j.\(member))"
+        let flippedAgain: SQL =
+            "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
+        let insert: SQL =
+            "INSERT INTO \(table) (\(owner), \(member), \(position)) SELECT n.\(owner), n.\(member), "
+            + "(coalesce((SELECT max(m.\(position)) FROM \(table) AS m WHERE m.\(owner) = n.\(owner)), -1) "
+            + "+ row_number() OVER (PARTITION BY n.\(owner) ORDER BY n.\(SQLIdentifier("_i"))))::integer "
+            + "FROM unnest(\(flippedAgain)) WITH ORDINALITY AS n(\(owner), \(member), \(SQLIdentifier("_i"))) "
+            + "WHERE NOT EXISTS (SELECT 1 FROM \(table) AS e WHERE e.\(owner) = n.\(owner) AND e.\(member) = n.\(member))"
+        return [delete, insert]
+    }
+
     private func names(_ columns: [ColumnValues]) -> SQL {
         list(columns.map { SQLIdentifier($0.name) })
     }

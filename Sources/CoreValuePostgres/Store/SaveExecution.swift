@@ -232,9 +232,19 @@ struct SaveExecution {
         let table = SchemaMapping.joinTableName(entity: group.entity.name, relationship: group.relationship.name)
         let detach = plan.mapping.model.inverse(of: group.relationship).map { !$0.relationship.isToMany } ?? false
         try runner.run(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach))
-        guard !pairs.isEmpty else { return }
         let ordered = group.relationship.kind == .orderedToMany
-        try runner.run(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil))
+        if !pairs.isEmpty {
+            try runner.run(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil))
+        }
+        // Both sides ordered: each has its own table; keep the other one holding the same pairs.
+        if ordered, let inverse = plan.mapping.model.inverse(of: group.relationship),
+            inverse.relationship.kind == .orderedToMany
+        {
+            let other = SchemaMapping.joinTableName(entity: inverse.entity.name, relationship: inverse.relationship.name)
+            for statement in statements.mirror(joinTable: other, owners: owners, pairs: pairs) {
+                try runner.run(statement)
+            }
+        }
     }
 
     private func delete(_ group: SavePlan.DeleteGroup) throws {

@@ -107,5 +107,19 @@ enum BothOrderedSuite {
             #expect(categories == ["news": [3, 2, 1], "tech": [3]])
             #expect(articles == [1: ["news"], 2: ["news"], 3: ["news", "tech"]])
         }
+
+        // Two contexts that read "tech" before either saves: unique structs are last-writer-wins, and the
+        // two sides still agree afterwards (the second write replaces the list, and its article sides too).
+        let early = ManagedObjectContext(store: store)
+        let late = ManagedObjectContext(store: store)
+        _ = try SeedCategory.query(early, predicate: .key("name") == "tech") as [SeedCategory]
+        _ = try SeedCategory.query(late, predicate: .key("name") == "tech") as [SeedCategory]
+        try SeedCategory(name: "tech", articles: [a3, a1]).save(early)
+        try SeedCategory(name: "tech", articles: [a2]).save(late)
+        for reader in readers {
+            let (categories, articles) = try read(reader)
+            #expect(categories == ["news": [3, 2, 1], "tech": [2]])
+            #expect(articles == [1: ["news"], 2: ["news", "tech"], 3: ["news"]])
+        }
     }
 }
