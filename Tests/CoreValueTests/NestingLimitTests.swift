@@ -110,6 +110,29 @@ import Testing
     }
 }
 
+extension NestingLimitTests {
+    @Test func aChainOfObjectsWithoutAContextIsBoundedToo() throws {
+        // Ephemeral objects linked with setObjects nest as deep as the caller likes.
+        let levels = 3 * Self.limit
+        let error = try SmallStack.run(size: Self.stack) { () -> CVManagedStructError? in
+            let root = try Node(name: "0", children: []).toObject(nil)
+            var parent = root
+            for level in 1..<levels {
+                let child = try Node(name: "\(level)", children: []).toObject(nil)
+                try parent.setObjects([child], forKey: "children")
+                parent = child
+            }
+            do {
+                _ = try Node.fromObject(root)
+                return nil
+            } catch {
+                return error as? CVManagedStructError
+            }
+        }
+        #expect(error == .nestingTooDeep(entity: "Node", what: "a graph of related objects", limit: Self.limit))
+    }
+}
+
 /// The one definition of case-insensitive matching (`CaseFolding`): vectors checked against PostgreSQL's
 /// `lower(... COLLATE "und-x-icu")` (CaseFoldingServerTests does so on a live server).
 @Suite struct CaseFoldingTests {

@@ -157,7 +157,8 @@ struct RecordBuilder {
     private func keyPathPlan<T: BoxingStruct>(of type: T.Type) throws -> LayoutCache.KeyPathPlan<T>? {
         let key = ObjectIdentifier(type)
         if let cached = layouts?.keyPathPlans[key] { return cached as? LayoutCache.KeyPathPlan<T> }
-        guard let listed = StructFields.keyPaths(of: type) else {
+        // A type with a custom mirror says itself which fields it shows: honour it, as the Mirror path does.
+        guard !(type is any CustomReflectable.Type), let listed = StructFields.keyPaths(of: type) else {
             layouts?.keyPathPlans[key] = LayoutCache.Unavailable()
             return nil
         }

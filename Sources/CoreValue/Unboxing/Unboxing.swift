@@ -67,18 +67,18 @@ extension UnboxingStruct where StructureType == Self {
         // Each level is a call of the user's `fromObject`, which can't be walked without recursion: bound it. An
         // object without a context came from boxing, which bounds its graph's depth the same way.
         let context = object.managedObjectContext
-        if let context {
-            guard context.unboxingNesting < ManagedObjectContext.maximumGraphDepth else {
-                throw CVManagedStructError.nestingTooDeep(
-                    entity: object.entity.name, what: "a graph of related objects",
-                    limit: ManagedObjectContext.maximumGraphDepth)
-            }
-            context.unboxingNesting += 1
+        let nesting = context.map { $0.unboxingNesting } ?? EphemeralUnboxing.nesting
+        guard nesting < ManagedObjectContext.maximumGraphDepth else {
+            throw CVManagedStructError.nestingTooDeep(
+                entity: object.entity.name, what: "a graph of related objects",
+                limit: ManagedObjectContext.maximumGraphDepth)
         }
+        // Objects without a context (linked with setObject, at any depth) count on the current thread.
+        if let context { context.unboxingNesting += 1 } else { EphemeralUnboxing.nesting += 1 }
         object.unboxingDepth += 1
         defer {
             object.unboxingDepth -= 1
-            context?.unboxingNesting -= 1
+            if let context { context.unboxingNesting -= 1 } else { EphemeralUnboxing.nesting -= 1 }
         }
         return try fromObject(object)
     }
@@ -138,5 +138,15 @@ extension ManagedValue {
         case .object(let object): return "an object of entity \(object.entity.name)"
         case .objectID: return "an object ID"
         }
+    }
+}
+
+/// How many context-less objects are being unboxed inside one another on the current thread.
+enum EphemeralUnboxing {
+    private static let key = "org.corevalue.ephemeralUnboxingNesting"
+
+    static var nesting: Int {
+        get { Thread.current.threadDictionary[key] as? Int ?? 0 }
+        set { Thread.current.threadDictionary[key] = newValue }
     }
 }
