@@ -12,7 +12,7 @@ import Foundation
 // (`saveAll`) and prints `done`, or `error <description>` if the save failed. Exits after the last round.
 // The test that starts it holds the barrier: every round starts when all workers have reported.
 //
-// With `shuffled`, each batch is in an order of its own (seeded by INDEX and round) and every product is
+// With `shuffled`, each batch is in a random order of its own and every product is
 // named `w<INDEX>`: a row then says which worker wrote its name, and its price which worker wrote the price,
 // so a row that mixes two workers' columns is seen.
 
@@ -52,18 +52,6 @@ else {
 }
 let shuffled = arguments.count == 6
 
-/// A small seeded generator (SplitMix64), so that each worker's orders are its own and reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 do {
     let store = try PostgresStore(url: arguments[0], model: ExampleModel.make(), schema: arguments[1], poolSize: 1)
     let batches = (1...rounds).map { round in
@@ -71,8 +59,7 @@ do {
             Product(
                 id: id, name: shuffled ? "w\(index)" : "Product \(id)", price: Decimal(Int(id) + 100 * round + index))
         }
-        var generator = SeededGenerator(state: UInt64(index) << 32 | UInt64(round))
-        return shuffled ? products.shuffled(using: &generator) : products
+        return shuffled ? products.shuffled() : products
     }
     emit("ready")
     for batch in batches {

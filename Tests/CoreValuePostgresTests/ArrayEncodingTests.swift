@@ -18,7 +18,8 @@ import Testing
             case .float: return .float(Float(Int32(truncatingIfNeeded: bits)) / 7)
             case .double: return .double(Double(Int64(bitPattern: bits)) / 3)
             case .bool: return .bool(bits % 2 == 0)
-            case .string: return .string(["", "a", "ÄÖ", "İ😀", String(repeating: "x", count: Int(bits % 40))][Int(bits % 5)])
+            case .string:
+                return .string(["", "a", "ÄÖ", "İ😀", String(repeating: "x", count: Int(bits % 40))][Int(bits % 5)])
             case .data: return .data(Data((0..<Int(bits % 9)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
             case .date: return .date(Date(timeIntervalSince1970: Double(bits % 4_000_000_000) / 8))
             case .decimal: return .decimal(Decimal(Int64(bitPattern: bits) % 1_000_000_007) / 100)

@@ -37,6 +37,8 @@ import Testing
                 mismatches.append("\(text.unicodeScalars.map { String($0.value, radix: 16) })")
             }
         }
-        #expect(mismatches.isEmpty, "seed 7: \(mismatches.count) strings lower-case differently, e.g. \(mismatches.prefix(3))")
+        #expect(
+            mismatches.isEmpty,
+            "seed 7: \(mismatches.count) strings lower-case differently, e.g. \(mismatches.prefix(3))")
     }
 }

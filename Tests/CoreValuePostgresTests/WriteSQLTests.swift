@@ -42,7 +42,9 @@ import Testing
         #expect(unique.binds == [.int64Array([3, 1])])
         let plain = statements.lock(table: "Car", keys: [2], orderedBy: nil)
         #expect(
-            plain.text == #"SELECT t."_pk" FROM "s"."Car" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."_pk" FOR NO KEY UPDATE"#)
+            plain.text
+                == #"SELECT t."_pk" FROM "s"."Car" AS t WHERE t."_pk" = ANY($1::bigint[]) ORDER BY t."_pk" FOR NO KEY UPDATE"#
+        )
         let numeric = statements.lock(table: "Product", keys: [2], orderedBy: Attribute("id", .int32, unique: true))
         #expect(numeric.text.contains(#"ORDER BY t."id", t."_pk" FOR NO KEY UPDATE"#))
     }

@@ -16,7 +16,8 @@ import Testing
         for relationship in object.entity.relationships {
             let members =
                 relationship.isToMany
-                ? try object.objects(forKey: relationship.name) : try object.object(forKey: relationship.name).map { [$0] } ?? []
+                ? try object.objects(forKey: relationship.name)
+                : try object.object(forKey: relationship.name).map { [$0] } ?? []
             var described = try members.map { try contents($0, depth: depth - 1) }
             if relationship.kind == .unorderedToMany { described.sort() }
             parts.append("\(relationship.name)=[\(described.joined(separator: ";"))]")
@@ -30,16 +31,18 @@ import Testing
         return try values.map { try contents(try $0.toObject(context)) }
     }
 
-    static var values: [any BoxingStruct] { [
-        Fixtures.car(),
-        Company(name: "Acme", employees: [Fixtures.employee("Ann"), Fixtures.employee("Bob", age: 41)]),
-        Shop(
-            name: "Corner", owner: Fixtures.employee("Cy"),
-            products: [Product(id: 1, name: "Tea", price: 2), Product(id: 2, name: "Cake", price: 3)]),
-        Article(
-            id: 9, title: "T", text: "x", author: Author(id: "a", name: "Ann"),
-            categories: [Fixtures.category("B"), Fixtures.category("A")]),
-    ] }
+    static var values: [any BoxingStruct] {
+        [
+            Fixtures.car(),
+            Company(name: "Acme", employees: [Fixtures.employee("Ann"), Fixtures.employee("Bob", age: 41)]),
+            Shop(
+                name: "Corner", owner: Fixtures.employee("Cy"),
+                products: [Product(id: 1, name: "Tea", price: 2), Product(id: 2, name: "Cake", price: 3)]),
+            Article(
+                id: 9, title: "T", text: "x", author: Author(id: "a", name: "Ann"),
+                categories: [Fixtures.category("B"), Fixtures.category("A")]),
+        ]
+    }
 
     @Test func keyPathsAndMirrorBoxTheSameObjects() throws {
         let values = Self.values
@@ -54,7 +57,9 @@ import Testing
         static let EntityName = "Employee"
         var name: String
         var nickname: String
-        static func fromObject(_ o: ManagedObject) throws -> Stray { try curry(self.init) <^> o <| "name" <^> o <| "nickname" }
+        static func fromObject(_ o: ManagedObject) throws -> Stray {
+            try curry(self.init) <^> o <| "name" <^> o <| "nickname"
+        }
     }
 
     @Test(arguments: [LayoutCache.Reflection.keyPaths, .mirror])

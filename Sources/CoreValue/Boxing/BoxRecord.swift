@@ -94,7 +94,8 @@ struct RecordBuilder {
         let type = Swift.type(of: value)
         guard depth < ManagedObjectContext.maximumGraphDepth else {
             throw CVManagedStructError.nestingTooDeep(
-                entity: type.EntityName, what: "a graph of nested structs", limit: ManagedObjectContext.maximumGraphDepth)
+                entity: type.EntityName, what: "a graph of nested structs",
+                limit: ManagedObjectContext.maximumGraphDepth)
         }
         if layouts?.reflection != .mirror, let record = try keyPathRecord(value, depth: depth) { return record }
         let mirror = Mirror(reflecting: value)

@@ -127,7 +127,8 @@ extension ManagedObjectContext {
     }
 
     /// Full member lists for the owned to-many relationships among `keys` that changed.
-    private func memberLists(_ object: ManagedObject, keys: [String], forced: Set<String> = []) -> [RelationshipChange] {
+    private func memberLists(_ object: ManagedObject, keys: [String], forced: Set<String> = []) -> [RelationshipChange]
+    {
         var result: [RelationshipChange] = []
         for key in keys where object.info.storage[key] == .joinTable {
             guard let destination = object.info.relationships[key]?.destination else { continue }

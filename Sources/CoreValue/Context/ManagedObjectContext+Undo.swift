@@ -57,7 +57,8 @@ final class UndoLog {
             // Already identified by value before this operation: only the attribute set can grow; keep it.
             entries.append(
                 .identifiedByValue(
-                    object, true, attributes: object.identifiedAttributes, relationships: object.identifiedRelationships))
+                    object, true, attributes: object.identifiedAttributes, relationships: object.identifiedRelationships
+                ))
             return
         }
         entries.append(.identifiedByValue(object, false, attributes: nil, relationships: []))

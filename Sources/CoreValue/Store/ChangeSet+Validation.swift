@@ -55,7 +55,9 @@ extension ChangeSet {
         for (key, value) in values {
             let attribute = try entity.attribute(key)
             if value.isNull {
-                guard attribute.isOptional else { throw CVManagedStructError.missingValue(entity: entity.name, key: key) }
+                guard attribute.isOptional else {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+                }
             } else if value.type != attribute.type, value.converted(to: attribute.type) == nil {
                 throw CVManagedStructError.typeMismatch(
                     entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)

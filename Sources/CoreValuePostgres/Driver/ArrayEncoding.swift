@@ -44,7 +44,8 @@ package enum ArrayEncoding {
                     let start = buffer.count
                     buffer.append(contentsOf: text.utf8)
                     if buffer[start...].contains(0) {
-                        throw PostgresStoreError(.invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
+                        throw PostgresStoreError(
+                            .invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
                     }
                 }
             case (.data(let bytes), .data): try buffer.appendSized { $0.append(contentsOf: bytes) }

@@ -88,7 +88,8 @@ public struct Migrator: Sendable {
         return try connection.withTransaction { connection in
             try lock(connection)
             if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLIdentifier.quote(schema))") }
-            let diff = SchemaDiff(mapping: mapping, catalog: try SchemaCatalog.read(schema, on: connection), schema: schema)
+            let diff = SchemaDiff(
+                mapping: mapping, catalog: try SchemaCatalog.read(schema, on: connection), schema: schema)
             guard diff.destructive.isEmpty else {
                 throw PostgresStoreError(
                     .migrationNeedsReview,

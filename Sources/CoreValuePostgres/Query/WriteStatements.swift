@@ -224,7 +224,8 @@ package struct WriteStatements: Sendable {
         let position = SQLIdentifier(SchemaMapping.positionColumn)
         let table = SQLIdentifier(joinTable, schema: schema)
         // On the other side, this side's members own and this side's owners are members.
-        let flipped: SQL = "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
+        let flipped: SQL =
+            "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
         let delete: SQL =
             "DELETE FROM \(table) AS j WHERE j.\(member) = ANY(\(typedBind: .int64Array(owners))) AND NOT EXISTS ("
             + "SELECT 1 FROM unnest(\(flipped)) AS n(\(owner), \(member)) "

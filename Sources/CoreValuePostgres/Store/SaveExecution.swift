@@ -165,7 +165,8 @@ struct SaveExecution {
         // writers of the same rows in different input orders then queue instead of deadlocking.
         let rows = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
             .map(\.row)
-        let lockOrder = rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
+        let lockOrder =
+            rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
         var columns: [ColumnValues] = []
         func flags(_ isSet: [Bool]) -> [Bool]? { isSet.allSatisfy { $0 } ? nil : isSet }
         for attribute in group.entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
@@ -240,7 +241,8 @@ struct SaveExecution {
         if ordered, let inverse = plan.mapping.model.inverse(of: group.relationship),
             inverse.relationship.kind == .orderedToMany
         {
-            let other = SchemaMapping.joinTableName(entity: inverse.entity.name, relationship: inverse.relationship.name)
+            let other = SchemaMapping.joinTableName(
+                entity: inverse.entity.name, relationship: inverse.relationship.name)
             for statement in statements.mirror(joinTable: other, owners: owners, pairs: pairs) {
                 try runner.run(statement)
             }

@@ -8,7 +8,8 @@ import Testing
 enum GraphIDSuite {
     static let cases: [SuiteCase] = [savedTwice, savedAllTwice]
 
-    static let savedTwice = SuiteCase("a company with three new employees saved twice, then changed, keeps three rows") {
+    static let savedTwice = SuiteCase("a company with three new employees saved twice, then changed, keeps three rows")
+    {
         make in
         let store = try make()
         let context = ManagedObjectContext(store: store)

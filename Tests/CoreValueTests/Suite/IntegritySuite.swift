@@ -50,7 +50,9 @@ enum IntegritySuite {
         }
     }
 
-    static let releasedContext = SuiteCase("a relationship of an object whose context was released throws, and nothing is unlinked") { make in
+    static let releasedContext = SuiteCase(
+        "a relationship of an object whose context was released throws, and nothing is unlinked"
+    ) { make in
         let store = try make()
         var company = Company(
             name: "Folder",
@@ -81,7 +83,9 @@ enum IntegritySuite {
         #expect(read.employees.map(\.name) == (1...5).map { "Doc \($0)" })
     }
 
-    static let deepPredicate = SuiteCase("a predicate nested deeper than the limit is a typed error, even on a small stack") { make in
+    static let deepPredicate = SuiteCase(
+        "a predicate nested deeper than the limit is a typed error, even on a small stack"
+    ) { make in
         let store = try make()
         var stored = Employee(name: "A", age: 30, position: nil, department: "D", job: "J")
         try stored.save(ManagedObjectContext(store: store))
@@ -96,7 +100,9 @@ enum IntegritySuite {
             let (caught, found) = try SmallStack.run { () -> (Error?, Int) in
                 var caught: Error?
                 do {
-                    _ = try Employee.query(ManagedObjectContext(store: store), predicate: tooDeepPredicate) as [Employee]
+                    _ =
+                        try Employee.query(ManagedObjectContext(store: store), predicate: tooDeepPredicate)
+                        as [Employee]
                 } catch { caught = error }
                 // With a pending change the predicate is also evaluated in memory.
                 let context = ManagedObjectContext(store: store)

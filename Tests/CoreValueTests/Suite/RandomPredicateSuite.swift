@@ -80,7 +80,9 @@ enum RandomPredicateSuite {
         case 4:
             return Probe(predicate: .key("position") == nil) { $0.position == nil }
         case 5:
-            let fragments = ["a", "A", "an", "D", "n1", "us", "İ", "i", "I", "ı", "Σ", "ς", "σ", "ǅ", "SS", "ß", "Ä", "д"]
+            let fragments = [
+                "a", "A", "an", "D", "n1", "us", "İ", "i", "I", "ı", "Σ", "ς", "σ", "ǅ", "SS", "ß", "Ä", "д",
+            ]
             let fragment = fragments[Int.random(in: 0..<fragments.count, using: &random)]
             let insensitive = Bool.random(using: &random)
             return Probe(predicate: CVPredicate.key("name").contains(fragment, caseInsensitive: insensitive)) {
