@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The change sets a context sends: what the PostgreSQL store turns into SQL.
-@Test func insertsCarryEveryAttributeOwnedLinksAndUpsertKeys() throws {
+@Test func insertsCarryEveryAttributeEverySideOfTheirLinksAndUpsertKeys() throws {
     let store = CountingStore(MemoryStore(model: ExampleModel.model))
     let context = ManagedObjectContext(store: store)
     let article = Article(
@@ -15,12 +15,12 @@ import Testing
     #expect(changes.inserts.allSatisfy { $0.upsertKey == "id" && $0.version == nil })
     let articleInsert = try #require(changes.inserts.first { $0.id.entityName == "Article" })
     #expect(Set(articleInsert.attributes.keys) == ["id", "title", "text"])
-    // Article.author is stored on the Author side (a join table owned by Author.articles); only the owning
-    // sides appear.
-    #expect(articleInsert.toOne.isEmpty)
+    // Every side of every link appears: the context describes relationships, each store keeps the sides it
+    // chooses (PostgreSQL: the join table of Author.articles, say, not Article.author).
+    #expect(articleInsert.toOne.keys.sorted() == ["author"])
     #expect(
         Set(changes.relationships.map { "\($0.owner.entityName).\($0.relationship)" })
-            == ["Author.articles", "Article.categories"])
+            == ["Author.articles", "Article.categories", "Category.articles"])
     #expect(changes.updates.isEmpty && changes.deletes.isEmpty)
 }
 

@@ -21,9 +21,10 @@ extension ManagedObjectContext {
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {
+            // Every side of every relationship that has links: each store writes the sides it keeps.
             var toOne: [String: ManagedObjectID?] = [:]
-            for (key, storage) in object.info.storage where storage == .foreignKey {
-                if let target = linkedID(object, key) { toOne[key] = .some(target) }
+            for relationship in object.info.entity.relationships where !relationship.isToMany {
+                if let target = linkedID(object, relationship.name) { toOne[relationship.name] = .some(target) }
             }
             var attributes = object.attributes
             if object.upsertKey != nil, let names = object.upsertAttributes {
@@ -36,7 +37,7 @@ extension ManagedObjectContext {
             }
             changes.inserts.append(
                 ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey))
-            changes.relationships += memberLists(object, keys: object.info.storage.keys.sorted())
+            changes.relationships += memberLists(object, keys: object.info.relationships.keys.sorted())
         }
         for object in changed {
             var keys = Array(object.originalAttributes.keys)
@@ -50,7 +51,7 @@ extension ManagedObjectContext {
             var toOne: [String: ManagedObjectID?] = [:]
             // A unique struct's own foreign keys go with its whole tuple, changed or not.
             for key in Set(object.originalLinks.keys).union(object.identifiedRelationships)
-            where object.info.storage[key] == .foreignKey {
+            where object.info.relationships[key]?.isToMany == false {
                 toOne[key] = .some(linkedID(object, key))
             }
             // An object whose links changed is version-checked (and its version bumped) even when no column
@@ -130,7 +131,7 @@ extension ManagedObjectContext {
     private func memberLists(_ object: ManagedObject, keys: [String], forced: Set<String> = []) -> [RelationshipChange]
     {
         var result: [RelationshipChange] = []
-        for key in keys where object.info.storage[key] == .joinTable {
+        for key in keys where object.info.relationships[key]?.isToMany == true {
             guard let destination = object.info.relationships[key]?.destination else { continue }
             let links = object.links[key] ?? []
             if object.isInsertedFlag, links.isEmpty { continue }

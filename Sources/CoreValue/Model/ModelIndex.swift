@@ -1,4 +1,4 @@
-/// Dictionaries over a model's entities, keys and relationship storage, built once per context or store so
+/// Dictionaries over a model's entities, keys, relationships and inverses, built once per context or store so
 /// that every lookup on a hot path is a hash lookup instead of a scan.
 package final class ModelIndex: Sendable {
     /// The model indexed.
@@ -25,7 +25,7 @@ package final class ModelIndex: Sendable {
     }
 }
 
-/// One entity's keys, relationships, inverses and relationship storage, by name. A class: every object and
+/// One entity's keys, relationships and inverses, by name. A class: every object and
 /// record refers to its entity's index, so sharing one reference costs one retain rather than a copy of all of it.
 package final class EntityIndex: Sendable {
     /// The entity.
@@ -34,8 +34,6 @@ package final class EntityIndex: Sendable {
     package let attributes: [String: Attribute]
     /// The relationships by name.
     package let relationships: [String: Relationship]
-    /// Where each relationship's links are stored.
-    package let storage: [String: RelationshipStorage]
     /// The inverse of each relationship that declares one.
     package let inverses: [String: Relationship]
     /// The attributes marked unique, in declaration order.
@@ -51,16 +49,13 @@ package final class EntityIndex: Sendable {
         var attributes: [String: Attribute] = [:]
         for attribute in entity.attributes { attributes[attribute.name] = attribute }
         var relationships: [String: Relationship] = [:]
-        var storage: [String: RelationshipStorage] = [:]
         var inverses: [String: Relationship] = [:]
         for relationship in entity.relationships {
             relationships[relationship.name] = relationship
-            storage[relationship.name] = model.storage(of: relationship, in: entity)
             if let inverse = model.inverse(of: relationship) { inverses[relationship.name] = inverse.relationship }
         }
         self.attributes = attributes
         self.relationships = relationships
-        self.storage = storage
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
         var defaults: [String: AttributeValue] = Dictionary(minimumCapacity: entity.attributes.count)
@@ -84,10 +79,5 @@ package final class EntityIndex: Sendable {
             throw CVManagedStructError.unknownKey(entity: name, key: key)
         }
         return relationship
-    }
-
-    /// Whether this side writes the relationship's links.
-    package func owns(_ relationship: String) -> Bool {
-        storage[relationship]?.isOwner ?? false
     }
 }

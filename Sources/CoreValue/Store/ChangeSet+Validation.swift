@@ -4,8 +4,8 @@ extension ChangeSet {
     /// Both `MemoryStore` and `PostgresStore` run this first, so a malformed change set from a direct
     /// ``Store/apply(_:)`` call fails the same way on either, before anything is written: unknown entities
     /// and keys, values that do not convert without loss, required attributes set to null, an upsert key that
-    /// is not a unique attribute, links written from the side that does not own them, destinations of the
-    /// wrong entity, and a member listed twice.
+    /// is not a unique attribute, a to-one written as a member list or a to-many as a single link,
+    /// destinations of the wrong entity, and a member listed twice.
     ///
     /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
     ///   `invalidObject` (an insert of a stored ID) or `constraintViolation`.
@@ -35,9 +35,9 @@ extension ChangeSet {
         for change in relationships {
             let entity = try index.entity(change.owner.entityName)
             let relationship = try entity.relationship(change.relationship)
-            guard entity.storage[relationship.name] == .joinTable else {
+            guard relationship.isToMany else {
                 throw CVManagedStructError.constraintViolation(
-                    entity: entity.name, key: relationship.name, message: "not an owned to-many relationship")
+                    entity: entity.name, key: relationship.name, message: "not a to-many relationship")
             }
             var seen = Set<ManagedObjectID>()
             for member in change.members {
@@ -90,9 +90,9 @@ extension ChangeSet {
     private static func checkToOne(_ links: [String: ManagedObjectID?], _ entity: EntityIndex) throws {
         for (name, target) in links {
             let relationship = try entity.relationship(name)
-            guard entity.storage[name] == .foreignKey else {
+            guard !relationship.isToMany else {
                 throw CVManagedStructError.constraintViolation(
-                    entity: entity.name, key: name, message: "not an owned to-one relationship")
+                    entity: entity.name, key: name, message: "not a to-one relationship")
             }
             if let target { try checkDestination(target, of: relationship, in: entity) }
         }

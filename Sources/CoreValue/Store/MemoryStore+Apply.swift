@@ -12,7 +12,7 @@ extension MemoryStore {
         return try locked {
             state.begin()
             do {
-                var writer = ChangeWriter(index: index)
+                var writer = ChangeWriter(index: index, links: links)
                 return try writer.apply(changes, to: &state)
             } catch {
                 state.rollback()
@@ -25,9 +25,13 @@ extension MemoryStore {
 /// The steps of one ``MemoryStore/apply(_:)`` on the locked state.
 private struct ChangeWriter {
     let index: ModelIndex
+    let links: MemoryLinks
     var keys: [ManagedObjectID: Int64] = [:]
 
-    init(index: ModelIndex) { self.index = index }
+    init(index: ModelIndex, links: MemoryLinks) {
+        self.index = index
+        self.links = links
+    }
 
     mutating func apply(_ changes: ChangeSet, to state: inout MemoryState) throws -> SaveResult {
         for deletion in changes.deletes { try delete(deletion, in: &state) }
@@ -64,9 +68,9 @@ private struct ChangeWriter {
                 state.setUniqueOwner("\(entity.name).\(attribute.name)", value, nil)
             }
         }
-        for (name, storage) in entity.storage where storage == .joinTable {
-            if state.members("\(entity.name).\(name)", key) != nil {
-                state.setMembers("\(entity.name).\(name)", key, nil)
+        for relationship in entity.entity.relationships where links.side(entity.name, relationship.name) == .list {
+            if state.members("\(entity.name).\(relationship.name)", key) != nil {
+                state.setMembers("\(entity.name).\(relationship.name)", key, nil)
             }
         }
     }
@@ -135,10 +139,8 @@ private struct ChangeWriter {
         guard var row = state.row(entity.name, key) else { return }
         for (name, target) in change.toOne {
             let relationship = try entity.relationship(name)
-            guard entity.storage[name] == .foreignKey else {
-                throw CVManagedStructError.constraintViolation(
-                    entity: entity.name, key: name, message: "not an owned to-one relationship")
-            }
+            // A side this store derives from its inverse is written through the inverse's change.
+            guard links.side(entity.name, name) == .key else { continue }
             if let target {
                 try checkDestination(target, of: relationship, in: entity)
                 row.foreignKeys[name] = try resolve(target, in: state)
@@ -152,10 +154,7 @@ private struct ChangeWriter {
     private func setMembers(_ change: RelationshipChange, in state: inout MemoryState) throws {
         let entity = try index.entity(change.owner.entityName)
         let relationship = try entity.relationship(change.relationship)
-        guard entity.storage[relationship.name] == .joinTable else {
-            throw CVManagedStructError.constraintViolation(
-                entity: entity.name, key: relationship.name, message: "not an owned to-many relationship")
-        }
+        guard links.side(entity.name, relationship.name) == .list else { return }
         let owner = try resolve(change.owner, in: state)
         var members: [Int64] = []
         var seen = Set<Int64>()

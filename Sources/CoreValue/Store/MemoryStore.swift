@@ -21,6 +21,8 @@ public final class MemoryStore: Store, @unchecked Sendable {
     /// The model the store was created with.
     public let model: ManagedObjectModel
     let index: ModelIndex
+    /// Which side of each relationship the store keeps (its own choice).
+    let links: MemoryLinks
     private let lock = NSLock()
     var state = MemoryState()
 
@@ -28,6 +30,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
     public init(model: ManagedObjectModel) {
         self.model = model
         self.index = ModelIndex(model)
+        self.links = MemoryLinks(model: model)
     }
 
     /// The number of stored rows of an entity (0 for an unknown entity).
@@ -43,7 +46,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
         let request = try request.validated(in: model)
         let entity = try index.entity(request.entityName)
         return locked {
-            var reader = SnapshotReader(index: index, state: state)
+            var reader = SnapshotReader(index: index, links: links, state: state)
             var keys: [Int64] = []
             for (key, row) in state.tables[entity.name] ?? [:] {
                 guard let predicate = request.predicate else {
@@ -79,7 +82,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
     public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
         for id in ids { _ = try index.entity(id.entityName) }
         return try locked {
-            var reader = SnapshotReader(index: index, state: state)
+            var reader = SnapshotReader(index: index, links: links, state: state)
             var seen = Set<ManagedObjectID>()
             var result: [RowSnapshot] = []
             for id in ids where seen.insert(id).inserted {
@@ -107,7 +110,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
                 return converted
             })
         return locked {
-            var reader = SnapshotReader(index: index, state: state)
+            var reader = SnapshotReader(index: index, links: links, state: state)
             var keys: [Int64] = []
             if attribute.isUnique {
                 keys = wanted.compactMap { state.uniqueOwner("\(entityName).\(key)", $0) }

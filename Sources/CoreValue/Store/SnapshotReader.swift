@@ -4,11 +4,13 @@
 /// rows `ON DELETE CASCADE` would.
 struct SnapshotReader {
     let index: ModelIndex
+    let links: MemoryLinks
     let state: MemoryState
     private var reverse: [String: [Int64: [Int64]]] = [:]
 
-    init(index: ModelIndex, state: MemoryState) {
+    init(index: ModelIndex, links: MemoryLinks, state: MemoryState) {
         self.index = index
+        self.links = links
         self.state = state
     }
 
@@ -31,33 +33,30 @@ struct SnapshotReader {
     /// The destination key of a to-one relationship, or `nil`.
     mutating func toOne(_ entity: EntityIndex, _ key: Int64, _ row: MemoryRow, _ name: String) -> Int64? {
         guard let relationship = entity.relationships[name] else { return nil }
-        switch entity.storage[name] {
-        case .foreignKey?:
+        switch links.side(entity.name, name) {
+        case .key?:
             guard let target = row.foreignKeys[name], state.exists(relationship.destination, target) else {
                 return nil
             }
             return target
-        case .inverseForeignKey(let other, let inverse)?:
-            return sources(ofForeignKey: other, inverse, pointingAt: key).first
-        case .inverseJoinTable(let other, let inverse)?:
-            return owners(other, inverse, of: key).first
-        case .joinTable?, nil:
+        case .inverse(let other, let inverse, let isList)?:
+            return isList
+                ? owners(other, inverse, of: key).first : sources(ofForeignKey: other, inverse, pointingAt: key).first
+        case .list?, nil:
             return nil
         }
     }
 
     private mutating func members(_ entity: EntityIndex, _ key: Int64, _ relationship: Relationship) -> [Int64] {
-        switch entity.storage[relationship.name] {
-        case .joinTable?:
+        switch links.side(entity.name, relationship.name) {
+        case .list?:
             let stored = (state.members("\(entity.name).\(relationship.name)", key) ?? []).filter {
                 state.exists(relationship.destination, $0)
             }
             return relationship.kind == .orderedToMany ? stored : stored.sorted()
-        case .inverseJoinTable(let other, let inverse)?:
-            return owners(other, inverse, of: key)
-        case .inverseForeignKey(let other, let inverse)?:
-            return sources(ofForeignKey: other, inverse, pointingAt: key)
-        case .foreignKey?, nil:
+        case .inverse(let other, let inverse, let isList)?:
+            return isList ? owners(other, inverse, of: key) : sources(ofForeignKey: other, inverse, pointingAt: key)
+        case .key?, nil:
             return []
         }
     }

@@ -67,8 +67,10 @@ public struct ChangeSet: Sendable, Hashable {
     public var updates: [ObjectChange]
     /// Deleted stored objects, each with the version it was read at.
     public var deletes: [ObjectDeletion]
-    /// For owning to-many relationships (see ``RelationshipStorage/isOwner``): owners whose member list
-    /// changed, with the complete new list (in order for ordered relationships).
+    /// For to-many relationships, either side of an inverse pair: owners whose member list changed, with the
+    /// complete new list (in order for ordered relationships). A context changes both sides of a link
+    /// together and sends both; each store writes the sides it keeps (a foreign key, a join table, an
+    /// adjacency list: its own choice) and derives the others, so a side it does not keep is not written.
     public var relationships: [RelationshipChange]
 
     /// Creates a change set.
@@ -98,8 +100,9 @@ public struct ObjectChange: Sendable, Hashable {
     public var version: Int64?
     /// For an insert: every attribute. For an update: the changed attributes only.
     public var attributes: [String: AttributeValue]
-    /// Owning to-one relationships (``RelationshipStorage/foreignKey``) that are set or changed: the
-    /// destination's ID (which may be temporary, inserted in the same change set) or `nil` to clear.
+    /// To-one relationships that are set or changed, either side of an inverse pair (see
+    /// ``ChangeSet/relationships``): the destination's ID (which may be temporary, inserted in the same change
+    /// set) or `nil` to clear.
     public var toOne: [String: ManagedObjectID?]
     /// For an insert of a unique entity: the attribute whose value identifies the row. The store inserts,
     /// or, if a row with that value already exists (another process inserted it), updates that row and

@@ -50,7 +50,7 @@ package struct FetchStatements: Sendable {
 
     /// The relationships of an entity that need a statement of their own (everything but foreign keys).
     package func separatelyLoaded(_ entity: Entity) -> [Relationship] {
-        entity.relationships.filter { mapping.model.storage(of: $0, in: entity) != .foreignKey }
+        entity.relationships.filter { mapping.storage(of: $0, in: entity) != .foreignKey }
     }
 
     /// The `(source, destination)` key pairs of a relationship for many sources, or `nil` for a foreign key
@@ -59,7 +59,7 @@ package struct FetchStatements: Sendable {
         let keys: SQL = "\(typedBind: .int64Array(sources))"
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)
-        switch mapping.model.storage(of: relationship, in: entity) {
+        switch mapping.storage(of: relationship, in: entity) {
         case .foreignKey:
             return nil
         case .joinTable:

@@ -101,7 +101,7 @@ struct PredicateCompiler {
             if entity.attribute(named: descriptor.key) != nil {
                 name = descriptor.key
             } else if let relationship = entity.relationship(named: descriptor.key),
-                mapping.model.storage(of: relationship, in: entity) == .foreignKey
+                mapping.storage(of: relationship, in: entity) == .foreignKey
             {
                 name = relationship.name
             } else {
@@ -136,7 +136,7 @@ struct PredicateCompiler {
         -> SQL
     {
         let relationship = try toOne(key)
-        guard mapping.model.storage(of: relationship, in: entity) == .foreignKey, op == .equal || op == .notEqual
+        guard mapping.storage(of: relationship, in: entity) == .foreignKey, op == .equal || op == .notEqual
         else {
             throw CVManagedStructError.typeMismatch(
                 entity: entity.name, key: key, expected: "a foreign-key to-one compared with = or <>",
@@ -152,7 +152,7 @@ struct PredicateCompiler {
     private func toOneIsNull(_ key: String) throws -> SQL {
         let relationship = try toOne(key)
         let pk = column(SchemaMapping.primaryKeyColumn)
-        switch mapping.model.storage(of: relationship, in: entity) {
+        switch mapping.storage(of: relationship, in: entity) {
         case .foreignKey, .joinTable:
             return "\(column(key)) IS NULL"
         case .inverseForeignKey(let other, let inverse):

@@ -38,7 +38,7 @@ extension SchemaMapping {
             }
         }
         for entity in model.entities {
-            for relationship in entity.relationships where model.storage(of: relationship, in: entity) == .joinTable {
+            for relationship in entity.relationships where storage(of: relationship, in: entity) == .joinTable {
                 try claim(
                     Self.joinTableName(entity: entity.name, relationship: relationship.name),
                     for: "relationship '\(entity.name).\(relationship.name)'", entity: entity.name,

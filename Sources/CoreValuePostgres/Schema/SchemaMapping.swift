@@ -41,7 +41,7 @@ public struct SchemaMapping: Sendable {
 
     /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.
     public func foreignKeyRelationships(of entity: Entity) -> [Relationship] {
-        entity.relationships.filter { model.storage(of: $0, in: entity) == .foreignKey }
+        entity.relationships.filter { storage(of: $0, in: entity) == .foreignKey }
     }
 
     /// The table of an entity.
@@ -82,7 +82,7 @@ public struct SchemaMapping: Sendable {
 
     /// The join tables an entity owns.
     package func joinTables(_ entity: Entity) -> [TableDefinition] {
-        entity.relationships.filter { model.storage(of: $0, in: entity) == .joinTable }.map { relationship in
+        entity.relationships.filter { storage(of: $0, in: entity) == .joinTable }.map { relationship in
             let owner = SQLIdentifier.quote(Self.ownerColumn)
             let member = SQLIdentifier.quote(Self.memberColumn)
             var columns = [

@@ -195,10 +195,13 @@ struct SavePlan {
             guard let relationship = entity.relationship(named: change.relationship) else {
                 throw CVManagedStructError.unknownKey(entity: entity.name, key: change.relationship)
             }
-            guard model.storage(of: relationship, in: entity) == .joinTable else {
+            guard relationship.isToMany else {
                 throw CVManagedStructError.invalidObject(
-                    message: "'\(entity.name).\(relationship.name)' does not own its links; change its inverse instead")
+                    message: "'\(entity.name).\(relationship.name)' is a to-one relationship; set it in the object's change")
             }
+            // A change set carries every changed side; the links are written from the side that owns them (the
+            // context changes both sides together).
+            guard mapping.storage(of: relationship, in: entity) == .joinTable else { continue }
             for member in change.members where member.entityName != relationship.destination {
                 throw CVManagedStructError.typeMismatch(
                     entity: entity.name, key: relationship.name, expected: relationship.destination,
@@ -277,7 +280,7 @@ struct SavePlan {
                 throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
             }
             // Non-owning to-ones are written from their owning side; nothing to store here.
-            guard model.storage(of: relationship, in: entity) == .foreignKey else { continue }
+            guard mapping.storage(of: relationship, in: entity) == .foreignKey else { continue }
             if let target, target.entityName != relationship.destination {
                 throw CVManagedStructError.typeMismatch(
                     entity: entity.name, key: key, expected: relationship.destination, found: target.entityName)

@@ -19,8 +19,8 @@ enum StoreContractSuite {
                         "name": .string("e"), "age": .int16(30), "department": .string("d"), "job": .string("j"),
                     ]),
             ])
-            var wrongSideToOne = base
-            wrongSideToOne.inserts[1].toOne = ["company": company]
+            var toManyAsToOne = base
+            toManyAsToOne.inserts[0].toOne = ["employees": employee]
             var wrongSideMembers = base
             wrongSideMembers.relationships = [
                 RelationshipChange(owner: employee, relationship: "company", members: [company])
@@ -35,14 +35,12 @@ enum StoreContractSuite {
             lossyValue.inserts[1].attributes["age"] = .int64(70_000)
             let expected: [(ChangeSet, CVManagedStructError)] = [
                 (
-                    wrongSideToOne,
-                    .constraintViolation(
-                        entity: "Employee", key: "company", message: "not an owned to-one relationship")
+                    toManyAsToOne,
+                    .constraintViolation(entity: "Company", key: "employees", message: "not a to-one relationship")
                 ),
                 (
                     wrongSideMembers,
-                    .constraintViolation(
-                        entity: "Employee", key: "company", message: "not an owned to-many relationship")
+                    .constraintViolation(entity: "Employee", key: "company", message: "not a to-many relationship")
                 ),
                 (
                     nonUniqueUpsertKey,
@@ -64,6 +62,33 @@ enum StoreContractSuite {
             // The well-formed base applies.
             let result = try store.apply(base)
             #expect(result.permanentIDs.count == 2)
-        }
+        },
+        SuiteCase("a link is written from the side each store keeps; both sides sent by a context agree") { make in
+            let store = try make()
+            let context = ManagedObjectContext(store: store)
+            let author = try context.insert(entityName: "Author")
+            try author.setValue("a", forKey: "id")
+            try author.setValue("A", forKey: "name")
+            let article = try context.insert(entityName: "Article")
+            for (key, value) in [("id", AttributeValue.int64(1)), ("title", .string("T")), ("text", .string(""))] {
+                try article.setValue(value, forKey: key)
+            }
+            try article.setObject(author, forKey: "author")
+            try context.save()
+            let rows = try store.fetch(ids: [author.objectID, article.objectID])
+            let byEntity = Dictionary(uniqueKeysWithValues: rows.map { ($0.id.entityName, $0) })
+            #expect(byEntity["Author"]?.toMany["articles"] == [article.objectID.primaryKey].compactMap { $0 })
+            #expect(byEntity["Article"]?.toOne["author"] == .some(author.objectID.primaryKey))
+            // Only the side no store keeps (the to-one of a one-to-many): nothing is linked on either store.
+            let other = ManagedObjectID.temporary("Article")
+            _ = try store.apply(
+                ChangeSet(inserts: [
+                    ObjectChange(
+                        id: other, attributes: ["id": .int64(2), "title": .string("U"), "text": .string("")],
+                        toOne: ["author": author.objectID])
+                ]))
+            let after = try store.fetch(ids: [author.objectID])
+            #expect(after.first?.toMany["articles"]?.count == 1)
+        },
     ]
 }

@@ -1,13 +1,14 @@
 import CoreValue
 import CoreValueExamples
+import CoreValuePostgres
 import Testing
 
-/// Which side of a relationship stores its links (`ManagedObjectModel.storage(of:in:)`).
+/// Which side of a relationship PostgreSQL stores its links on (`SchemaMapping.storage(of:in:)`).
 @Suite struct RelationshipStorageTests {
     private func storage(_ model: ManagedObjectModel, _ entity: String, _ key: String) throws -> RelationshipStorage {
         let entity = try model.entity(entity)
         let relationship = try #require(entity.relationship(named: key))
-        return model.storage(of: relationship, in: entity)
+        return SchemaMapping(model: model).storage(of: relationship, in: entity)
     }
 
     @Test func oneToManyIsAJoinTableOwnedByTheToManySide() throws {
