@@ -49,6 +49,7 @@ struct MemoryLinks: Sendable {
         case (true, true): keepsThis = ordered == inverseOrdered ? (ordered || sortsFirst) : ordered
         case (false, false): keepsThis = sortsFirst
         }
-        return keepsThis ? own : .inverse(entity: inverseEntity.name, relationship: inverse.name, isList: inverse.isToMany)
+        guard !keepsThis else { return own }
+        return .inverse(entity: inverseEntity.name, relationship: inverse.name, isList: inverse.isToMany)
     }
 }

@@ -18,16 +18,8 @@ package enum ArrayEncoding {
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(20 + values.count * (4 + estimatedSize(of: type)))
-        buffer.appendBig(Int32(values.isEmpty ? 0 : 1))
-        buffer.appendBig(Int32(values.contains(where: \.isNull) ? 1 : 0))
-        buffer.appendBig(element.rawValue)
-        if !values.isEmpty {
-            guard let count = Int32(exactly: values.count) else {
-                throw PostgresStoreError(.invalidValue, "an array of \(values.count) values is too long")
-            }
-            buffer.appendBig(count)
-            buffer.appendBig(Int32(1))
-        }
+        try BinaryArrayHeader.append(
+            to: &buffer, elementType: element, count: values.count, hasNull: values.contains(where: \.isNull))
         for value in values {
             switch (value, type) {
             case (.null, _): buffer.appendBig(Int32(-1))

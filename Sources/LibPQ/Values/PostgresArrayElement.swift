@@ -27,16 +27,9 @@ extension PostgresArrayElement where Self: PostgresEncodable & PostgresDecodable
         guard postgresType.arrayType != nil else {
             throw LibPQError(.encoding, "arrays of \(postgresType) are not supported (only 1-D arrays)")
         }
-        buffer.appendBigEndian(Int32(elements.isEmpty ? 0 : 1))
-        buffer.appendBigEndian(Int32(elements.contains { $0.isPostgresNull } ? 1 : 0))
-        buffer.appendBigEndian(postgresType.rawValue)
-        if !elements.isEmpty {
-            guard let count = Int32(exactly: elements.count) else {
-                throw LibPQError(.encoding, "an array of \(elements.count) elements is too long")
-            }
-            buffer.appendBigEndian(count)
-            buffer.appendBigEndian(Int32(1))
-        }
+        try BinaryArrayHeader.append(
+            to: &buffer, elementType: postgresType, count: elements.count,
+            hasNull: elements.contains { $0.isPostgresNull })
         for element in elements {
             if element.isPostgresNull {
                 buffer.appendBigEndian(Int32(-1))
@@ -102,3 +95,23 @@ extension Array: PostgresDecodable where Element: PostgresArrayElement {
 }
 
 extension Array: PostgresArrayElement where Element: PostgresArrayElement {}
+
+/// The header of PostgreSQL's binary 1-D array format: dimensions, NULL flag, element OID, and for a
+/// non-empty array its size and lower bound 1. Each element follows as a 4-byte length (-1 for NULL) and
+/// its bytes.
+public enum BinaryArrayHeader {
+    /// Appends the header of an array of `count` elements of `elementType`.
+    ///
+    /// - Throws: ``LibPQError`` `.encoding` when `count` does not fit the format.
+    public static func append(to buffer: inout [UInt8], elementType: PostgresType, count: Int, hasNull: Bool) throws {
+        buffer.appendBigEndian(Int32(count == 0 ? 0 : 1))
+        buffer.appendBigEndian(Int32(hasNull ? 1 : 0))
+        buffer.appendBigEndian(elementType.rawValue)
+        guard count > 0 else { return }
+        guard let size = Int32(exactly: count) else {
+            throw LibPQError(.encoding, "an array of \(count) elements is too long")
+        }
+        buffer.appendBigEndian(size)
+        buffer.appendBigEndian(Int32(1))
+    }
+}
