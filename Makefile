@@ -5,7 +5,7 @@ SWIFT ?= swift
 BENCH_N ?= 10000
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -37,6 +37,17 @@ test: deps
 		scripts/db-down.sh; \
 	fi; \
 	exit $$status
+
+# The checks CI runs after the tests: the format (strict), a build with warnings as errors (its own build
+# directory, so the test build is not redone), and both DocC catalogs with warnings as errors.
+check: lint strict-build
+	@$(MAKE) --no-print-directory docs DOCC_FLAGS=--warnings-as-errors
+
+lint:
+	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
+
+strict-build: deps
+	$(SWIFT) build --build-tests --build-path .build/strict -Xswiftc -warnings-as-errors
 
 # The benchmark (release build) at N=$(BENCH_N) against the local cluster or $DATABASE_URL.
 bench: deps
@@ -75,7 +86,7 @@ docs: deps
 		mkdir -p .build/docs/$$module; \
 		docc convert Sources/$$module/$$module.docc --additional-symbol-graph-dir .build/sg/$$module \
 			--fallback-display-name $$module --fallback-bundle-identifier org.corevalue.$$module \
-			--output-path .build/docs/$$module; \
+			--output-path .build/docs/$$module $(DOCC_FLAGS); \
 	done
 	@echo "docs: .build/docs/CoreValue and .build/docs/CoreValuePostgres"
 

@@ -12,7 +12,9 @@ import Testing
         static func fromObject(_ o: ManagedObject) throws -> Note { Note(text: try o <|? "text" as String? as Any) }
     }
 
-    static let model = Result { try ManagedObjectModel([Entity("Note") { Attribute("text", .string, optional: true) }]) }
+    static let model = Result {
+        try ManagedObjectModel([Entity("Note") { Attribute("text", .string, optional: true) }])
+    }
 
     @Test func aFieldWhoseValueChangesTypeTakesTheGeneralPath() throws {
         let context = ManagedObjectContext(store: MemoryStore(model: try Self.model.get()))

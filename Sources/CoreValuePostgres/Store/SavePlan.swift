@@ -197,7 +197,8 @@ struct SavePlan {
             }
             guard relationship.isToMany else {
                 throw CVManagedStructError.invalidObject(
-                    message: "'\(entity.name).\(relationship.name)' is a to-one relationship; set it in the object's change")
+                    message:
+                        "'\(entity.name).\(relationship.name)' is a to-one relationship; set it in the object's change")
             }
             // A change set carries every changed side; the links are written from the side that owns them (the
             // context changes both sides together).
