@@ -64,10 +64,9 @@ private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Typ
         guard object.managedObjectContext != nil || !object.objectID.isTemporary else { return nil }
         return .objectID(object.objectID)
     }
-    if object.info.attributes[key] != nil {
-        let value = object.attributes[key] ?? .null
-        return value.isNull ? nil : .attribute(value)
-    }
+    // An object's values hold every attribute of its entity (nulls included) and nothing else: one lookup.
+    if let value = object.attributes[key] { return value.isNull ? nil : .attribute(value) }
+    if object.info.attributes[key] != nil { return nil }
     guard let relationship = object.info.relationships[key] else {
         throw unboxError(object, key, type, "the entity has no such key")
     }
