@@ -94,12 +94,21 @@ package struct WriteStatements: Sendable {
         var prefix: SQL = ""
         var gate: SQL = ""
         let locked = SQLIdentifier("_locked")
-        // Rows written "unless current" may rightly not be updated; the statement then reports every row that
-        // exists (the locked ones) with its new version or NULL, so that a deleted row is still a conflict.
-        let lockOrder = lockOrder ?? (unlessCurrent != nil ? LockOrder(attribute: nil) : nil)
+        let existing = SQLIdentifier("_existing")
         if let lockOrder {
-            prefix = "WITH \(locked) AS (\(lock(table: table, keys: keys, orderedBy: lockOrder.attribute))) "
+            // Rows written "unless current" are locked only if they turn out stale (by the UPDATE itself): a
+            // current one is not written, and locking it would dirty its page all the same.
+            let lockKeys = unlessCurrent.map { flags in zip(keys, flags).filter { !$0.1 }.map(\.0) } ?? keys
+            prefix = "WITH \(locked) AS (\(lock(table: table, keys: lockKeys, orderedBy: lockOrder.attribute))) "
             gate = " AND (SELECT count(*) FROM \(locked)) >= 0"
+        }
+        if unlessCurrent != nil {
+            // Rows written "unless current" may rightly not be updated; the statement then reports every row
+            // that exists with its new version or NULL, so that a deleted row is still a conflict.
+            prefix =
+                (prefix.text.isEmpty ? "WITH " : prefix + ", ")
+                + "\(existing) AS (SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
+                + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys)))) "
         }
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
@@ -137,8 +146,8 @@ package struct WriteStatements: Sendable {
             + " RETURNING t.\(Self.pk), t.\(Self.version)"
         guard unlessCurrent != nil else { return prefix + update }
         let written = SQLIdentifier("_written")
-        return prefix + ", \(written) AS (\(update)) SELECT l.\(Self.pk), w.\(Self.version) FROM \(locked) AS l "
-            + "LEFT JOIN \(written) AS w ON w.\(Self.pk) = l.\(Self.pk)"
+        return prefix + ", \(written) AS (\(update)) SELECT e.\(Self.pk), w.\(Self.version) FROM \(existing) AS e "
+            + "LEFT JOIN \(written) AS w ON w.\(Self.pk) = e.\(Self.pk)"
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:
