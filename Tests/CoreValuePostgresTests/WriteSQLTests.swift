@@ -63,6 +63,16 @@ import Testing
         #expect(sql.binds.first == .int64Array([2, 1]))
     }
 
+    @Test func mixedUniqueSavesLockExistingRowsByIdentifierFirst() {
+        let sql = statements.lock(
+            table: "Author", identifiers: [.string("b"), .string("a")], of: Attribute("id", .string, unique: true))
+        #expect(
+            sql.text
+                == #"SELECT t."_pk" FROM "s"."Author" AS t WHERE t."id" = ANY($1::text[]) ORDER BY t."id" COLLATE "C" FOR NO KEY UPDATE"#
+        )
+        #expect(sql.binds == [.array(.string, [.string("b"), .string("a")])])
+    }
+
     @Test func rowsWrittenUnlessCurrentAreReportedWhileTheyExistAndLockedOnlyWhenWritten() {
         let sql = statements.update(
             table: "Author", keys: [1, 2], versions: [4, 5], columns: [name], unlessCurrent: [false, true],

@@ -162,6 +162,15 @@ package struct WriteStatements: Sendable {
             + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))) ORDER BY \(order)t.\(Self.pk) FOR NO KEY UPDATE"
     }
 
+    /// `SELECT ... WHERE key = ANY($1) ORDER BY key FOR NO KEY UPDATE`: the existing rows of a unique entity with
+    /// these identifiers, locked in identifier order (rows that don't exist yet are locked by the upsert
+    /// that inserts them, in the same order).
+    package func lock(table: String, identifiers: [AttributeValue], of key: Attribute) -> SQL {
+        "SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
+            + "WHERE t.\(SQLIdentifier(key.name)) = ANY(\(typedBind: .array(key.type, identifiers))) "
+            + "ORDER BY \(Self.orderKey("t", key)) FOR NO KEY UPDATE"
+    }
+
     /// A sort key for an attribute's column under `alias`: text in byte order (`COLLATE "C"`, as the column is
     /// declared), so that arrays bound as parameters sort like the table's column.
     private static func orderKey(_ alias: String, _ attribute: Attribute) -> SQL {

@@ -29,6 +29,7 @@ struct SaveExecution {
     /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
     ///   server errors.
     mutating func run() throws -> SaveResult {
+        try lockMixedUniqueRows()
         var pending: [PendingLink] = []
         for group in plan.inserts {
             if let key = group.upsertKey {
@@ -42,6 +43,24 @@ struct SaveExecution {
         for group in plan.links { try relink(group) }
         for group in plan.deletes { try delete(group) }
         return result
+    }
+
+    /// When one save both upserts and updates rows of a unique entity (rows new to this context and rows it
+    /// already holds), each statement would lock its own rows in order, but two processes splitting the same
+    /// rows the other way round could still wait on each other. So the existing rows of both sets are locked
+    /// first, together, in identifier order (the order each statement uses too).
+    private func lockMixedUniqueRows() throws {
+        for update in plan.updates {
+            let upserts = plan.inserts.filter { $0.entity.name == update.entity.name && $0.upsertKey != nil }
+            guard let key = upserts.first?.upsertKey, upserts.allSatisfy({ $0.upsertKey?.name == key.name }) else {
+                continue
+            }
+            // Updates that don't carry the identifier (a persistent struct's changed columns) lock by key later.
+            var values = update.rows.compactMap { row in row.attributes[key.name].flatMap { $0.isNull ? nil : $0 } }
+            guard values.count == update.rows.count else { continue }
+            for group in upserts { values += group.rows.compactMap { $0.attributes[key.name] } }
+            try runner.run(statements.lock(table: update.entity.name, identifiers: values, of: key))
+        }
     }
 
     private func key(of id: ManagedObjectID) -> Int64? {
