@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "CoreValue", targets: ["CoreValue"]),
         .library(name: "CoreValuePostgres", targets: ["CoreValuePostgres"]),
+        // The driver, for the types that appear in CoreValuePostgres's API (DatabaseError, SQLState,
+        // ConnectionConfiguration). CLibPQ stays internal.
+        .library(name: "LibPQ", targets: ["LibPQ"]),
         .executable(name: "corevalue", targets: ["corevalue"]),
     ],
     dependencies: [],

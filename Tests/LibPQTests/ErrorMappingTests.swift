@@ -37,6 +37,31 @@ import Testing
         #expect(error.sql == "insert into person (email) values ($1)")
     }
 
+    @Test func codesAndClassesMatchInSwitchAndCatchPatterns() {
+        let error = DatabaseError(fields: Self.uniqueViolationFields, sql: "insert")
+        #expect(error.sqlState.codeClass == .integrityConstraintViolation)
+        switch error.sqlState {
+        case SQLState.Class.transactionRollback: Issue.record("23505 is not a transaction rollback")
+        case SQLState.Class.integrityConstraintViolation: break
+        default: Issue.record("23505 did not match its class")
+        }
+        func caught(_ thrown: any Error) -> String {
+            do {
+                throw thrown
+            } catch SQLState.uniqueViolation {
+                return "unique"
+            } catch SQLState.Class.integrityConstraintViolation {
+                return "integrity"
+            } catch {
+                return "other"
+            }
+        }
+        #expect(caught(error) == "unique")
+        #expect(caught(DatabaseError(fields: ["C": "23503", "M": "fk"], sql: "x")) == "integrity")
+        #expect(caught(DatabaseError(fields: ["C": "40001", "M": "retry"], sql: "x")) == "other")
+        #expect(caught(CancellationError()) == "other")
+    }
+
     @Test func descriptionNamesTheErrorButNoValues() {
         let error = DatabaseError(fields: Self.uniqueViolationFields, sql: "insert into person (email) values ($1)")
         let text = error.description
