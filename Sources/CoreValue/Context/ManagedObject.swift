@@ -86,6 +86,9 @@ public final class ManagedObject {
     public var hasChanges: Bool {
         isInsertedFlag || isDeletedFlag || !originalAttributes.isEmpty || !originalLinks.isEmpty
     }
+    /// Whether the next save writes the object: it has changes, or a unique struct wrote it (whose whole tuple
+    /// is the last write even when no value changed).
+    var hasPendingWrite: Bool { hasChanges || isIdentifiedByValue }
     /// The attributes and relationships changed since the last save.
     public var changedKeys: Set<String> { Set(originalAttributes.keys).union(originalLinks.keys) }
 

@@ -13,11 +13,8 @@ extension ManagedObjectContext {
     ///   changed or deleted a row since it was read, or the store's error.
     public func save() throws {
         let inserted = insertedObjects
-        // Stored objects a unique struct wrote are saved even when no value changed: the struct's whole tuple
-        // is the last write (see `identifiedAttributes`).
-        let changed = changedList.filter {
-            !$0.isDeletedFlag && !$0.isInsertedFlag && ($0.hasChanges || $0.isIdentifiedByValue)
-        }
+        // Stored objects a unique struct wrote are saved even when no value changed (`hasPendingWrite`).
+        let changed = changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasPendingWrite }
         let deleted = deletedList
         var changes = ChangeSet()
         for object in inserted {

@@ -98,7 +98,7 @@ public final class ManagedObjectContext {
     /// Whether the context has unsaved inserts, changes or deletes.
     public var hasChanges: Bool {
         insertedList.contains { !$0.isDeletedFlag } || !deletedList.isEmpty
-            || changedList.contains { $0.hasChanges || $0.isIdentifiedByValue }
+            || changedList.contains(where: \.hasPendingWrite)
     }
 
     /// Objects inserted and not yet saved.
@@ -162,7 +162,7 @@ public final class ManagedObjectContext {
         if let object = registry[info.name]?[snapshot.id] {
             // An object a unique struct wrote is pending even when no value changed (its save is the last
             // write): a fetch must not reload it, or its version would move and the write be skipped.
-            if !object.hasChanges && !object.isIdentifiedByValue {
+            if !object.hasPendingWrite {
                 dropUnique(object)
                 load(snapshot, into: object)
             }

@@ -91,7 +91,7 @@ package struct WriteStatements: Sendable {
         table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], unlessCurrent: [Bool]? = nil,
         lockOrder: LockOrder? = nil
     ) -> SQL {
-        var prefix: SQL = ""
+        var ctes: [SQL] = []
         var gate: SQL = ""
         let locked = SQLIdentifier("_locked")
         let existing = SQLIdentifier("_existing")
@@ -99,16 +99,15 @@ package struct WriteStatements: Sendable {
             // Rows written "unless current" are locked only if they turn out stale (by the UPDATE itself): a
             // current one is not written, and locking it would dirty its page all the same.
             let lockKeys = unlessCurrent.map { flags in zip(keys, flags).filter { !$0.1 }.map(\.0) } ?? keys
-            prefix = "WITH \(locked) AS (\(lock(table: table, keys: lockKeys, orderedBy: lockOrder.attribute))) "
+            ctes.append("\(locked) AS (\(lock(table: table, keys: lockKeys, orderedBy: lockOrder.attribute)))")
             gate = " AND (SELECT count(*) FROM \(locked)) >= 0"
         }
         if unlessCurrent != nil {
             // Rows written "unless current" may rightly not be updated; the statement then reports every row
             // that exists with its new version or NULL, so that a deleted row is still a conflict.
-            prefix =
-                (prefix.text.isEmpty ? "WITH " : prefix + ", ")
-                + "\(existing) AS (SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
-                + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys)))) "
+            ctes.append(
+                "\(existing) AS (SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
+                    + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))))")
         }
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
@@ -144,14 +143,18 @@ package struct WriteStatements: Sendable {
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
             + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR \(versionCheck))" + gate
             + " RETURNING t.\(Self.pk), t.\(Self.version)"
-        guard unlessCurrent != nil else { return prefix + update }
+        guard unlessCurrent != nil else {
+            return ctes.isEmpty ? update : "WITH " + SQL.joined(ctes, separator: ", ") + " " + update
+        }
         let written = SQLIdentifier("_written")
-        return prefix + ", \(written) AS (\(update)) SELECT e.\(Self.pk), w.\(Self.version) FROM \(existing) AS e "
+        ctes.append("\(written) AS (\(update))")
+        return "WITH " + SQL.joined(ctes, separator: ", ")
+            + " SELECT e.\(Self.pk), w.\(Self.version) FROM \(existing) AS e "
             + "LEFT JOIN \(written) AS w ON w.\(Self.pk) = e.\(Self.pk)"
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:
-    /// `SELECT 1 ... WHERE "_pk" = ANY($1) ORDER BY ..., "_pk" FOR NO KEY UPDATE` (the lock the `UPDATE` itself
+    /// `SELECT "_pk" ... WHERE "_pk" = ANY($1) ORDER BY ..., "_pk" FOR NO KEY UPDATE` (the lock the `UPDATE` itself
     /// takes, which does not block the `KEY SHARE` locks of foreign-key checks). Writers of the same rows then
     /// queue instead of deadlocking. A unique entity's rows are locked in the order of its identifier (`column`, byte
     /// order for text), the order its upserts lock them in; others in key order.
@@ -241,20 +244,20 @@ package struct WriteStatements: Sendable {
         let member = SQLIdentifier(SchemaMapping.memberColumn)
         let position = SQLIdentifier(SchemaMapping.positionColumn)
         let table = SQLIdentifier(joinTable, schema: schema)
-        // On the other side, this side's members own and this side's owners are members.
-        let flipped: SQL =
+        // On the other side, this side's members own and this side's owners are members (each statement binds
+        // its own copy of the pair arrays).
+        func flipped() -> SQL {
             "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
+        }
         let delete: SQL =
             "DELETE FROM \(table) AS j WHERE j.\(member) = ANY(\(typedBind: .int64Array(owners))) AND NOT EXISTS ("
-            + "SELECT 1 FROM unnest(\(flipped)) AS n(\(owner), \(member)) "
+            + "SELECT 1 FROM unnest(\(flipped())) AS n(\(owner), \(member)) "
             + "WHERE n.\(owner) = j.\(owner) AND n.\(member) = j.\(member))"
-        let flippedAgain: SQL =
-            "\(typedBind: .int64Array(pairs.map(\.member))), \(typedBind: .int64Array(pairs.map(\.owner)))"
         let insert: SQL =
             "INSERT INTO \(table) (\(owner), \(member), \(position)) SELECT n.\(owner), n.\(member), "
             + "(coalesce((SELECT max(m.\(position)) FROM \(table) AS m WHERE m.\(owner) = n.\(owner)), -1) "
             + "+ row_number() OVER (PARTITION BY n.\(owner) ORDER BY n.\(SQLIdentifier("_i"))))::integer "
-            + "FROM unnest(\(flippedAgain)) WITH ORDINALITY AS n(\(owner), \(member), \(SQLIdentifier("_i"))) "
+            + "FROM unnest(\(flipped())) WITH ORDINALITY AS n(\(owner), \(member), \(SQLIdentifier("_i"))) "
             + "WHERE NOT EXISTS (SELECT 1 FROM \(table) AS e WHERE e.\(owner) = n.\(owner) AND e.\(member) = n.\(member))"
         return [delete, insert]
     }

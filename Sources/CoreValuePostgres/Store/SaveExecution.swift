@@ -182,8 +182,10 @@ struct SaveExecution {
     private mutating func update(_ group: SavePlan.UpdateGroup) throws {
         // Key order, and the row locks taken first in one deterministic order (see `WriteStatements.lock`):
         // writers of the same rows in different input orders then queue instead of deadlocking.
-        let rows = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
-            .map(\.row)
+        let sorted = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
+        let rows = sorted.map(\.row)
+        let keys = sorted.map(\.key)
+        let unlessCurrent = rows.contains(where: \.unlessCurrent)
         let lockOrder =
             rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
         var columns: [ColumnValues] = []
@@ -206,11 +208,10 @@ struct SaveExecution {
                     name: relationship.name, type: .int64, values: values,
                     isSet: flags(rows.map { $0.toOne[relationship.name] != nil })))
         }
-        let keys = try rows.map { try requireKey(of: $0.id) }
         let returned = try runner.run(
             statements.update(
                 table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
-                unlessCurrent: rows.contains(where: \.unlessCurrent) ? rows.map(\.unlessCurrent) : nil,
+                unlessCurrent: unlessCurrent ? rows.map(\.unlessCurrent) : nil,
                 lockOrder: lockOrder))
         var versions: [Int64: Int64] = [:]
         var existing = Set<Int64>()
@@ -220,7 +221,6 @@ struct SaveExecution {
             if let version = try returned.decodeIfPresent(Int64.self, row: row, column: 1) { versions[key] = version }
         }
         // A checked row must have been written; a row written unless current must at least still exist.
-        let unlessCurrent = rows.contains(where: \.unlessCurrent)
         let written = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
         try checkConflicts(group.entity.name, keys: written, found: Set(versions.keys), action: "update")
         if unlessCurrent {
