@@ -114,12 +114,7 @@ struct RecordBuilder {
                 // The field's reader casts to the one concrete type the field was declared with; any other
                 // value (a field of existential type) takes the general path.
                 let value = try reader?.read(child.value) ?? attributeValue(child.value, attribute.name, info)
-                guard let converted = value.converted(to: attribute.type) else {
-                    throw CVManagedStructError.typeMismatch(
-                        entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
-                        found: "\(Swift.type(of: child.value))")
-                }
-                record.attributes.append((attribute, converted))
+                record.attributes.append((attribute, try converted(value, attribute, info, field: child.value)))
             case .relationship(let relationship):
                 record.relationships.append(
                     (relationship.name, try targets(child.value, relationship, info, depth: depth + 1)))
@@ -140,18 +135,29 @@ struct RecordBuilder {
             switch field {
             case .attribute(let attribute, let reader, let keyPath):
                 let raw = try reader?.read(value) ?? attributeValue(value[keyPath: keyPath], attribute.name, info)
-                guard let converted = raw.converted(to: attribute.type) else {
-                    throw CVManagedStructError.typeMismatch(
-                        entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
-                        found: "\(Swift.type(of: value[keyPath: keyPath]))")
-                }
-                record.attributes.append((attribute, converted))
+                record.attributes.append(
+                    (attribute, try converted(raw, attribute, info, field: value[keyPath: keyPath])))
             case .relationship(let relationship, let keyPath):
                 record.relationships.append(
                     (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
             }
         }
         return record
+    }
+
+    /// A field's value as its attribute's type, without loss.
+    ///
+    /// - Throws: ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` naming the field's type
+    ///   (only evaluated then).
+    private func converted(
+        _ value: AttributeValue, _ attribute: Attribute, _ info: EntityIndex, field: @autoclosure () -> Any
+    ) throws -> AttributeValue {
+        guard let converted = value.converted(to: attribute.type) else {
+            throw CVManagedStructError.typeMismatch(
+                entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
+                found: "\(Swift.type(of: field()))")
+        }
+        return converted
     }
 
     /// The key-path plan of a struct type: from the cache, or built (and cached) once per type.

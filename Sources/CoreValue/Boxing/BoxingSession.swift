@@ -20,7 +20,8 @@ struct BoxingSession {
     func box(_ values: [any BoxingStruct]) throws -> [ManagedObject] {
         // Without a context, the entities come from the struct types themselves (no process-wide registry).
         let index = try context?.index ?? DerivedModel.index(for: values.map { type(of: $0) })
-        let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts)
+        // Without a context, a cache of this call's own, so each struct type is still resolved once.
+        let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts ?? LayoutCache())
         let roots = try values.map { try builder.record(for: $0) }
         if let context { try resolve(roots, in: context) }
         return try roots.map { try write($0) }
