@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 @Suite struct StoreRoundTripTests {
-    static func car(_ index: Int, photo: Data? = Data([0, 1, 2, 255])) -> [String: AttributeValue] {
+    static func car(_ index: Int, photo: Data? = Data([0, 1, 2, 255])) -> AttributeValues {
         [
             "name": .string("Car \(index)"), "kind": .string(index.isMultiple(of: 2) ? "sedan" : "coupé 🚗"),
             "doors": .int32(Int32(2 + index % 3)), "mileage": .int64(Int64(index) * 1_000_000_007),

@@ -94,9 +94,9 @@ import Testing
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
             let store = try PostgresStore(url: url, model: model, schema: schema)
             defer { store.close() }
-            func item(_ id: String, _ attributes: [String: AttributeValue]) -> ObjectChange {
+            func item(_ id: String, _ attributes: AttributeValues) -> ObjectChange {
                 ObjectChange(
-                    id: .temporary("Item"), attributes: attributes.merging(["id": .string(id)]) { $1 },
+                    id: .temporary("Item"), attributes: attributes.merging(["id": .string(id)]),
                     upsertKey: "id")
             }
             _ = try store.apply(

@@ -3,7 +3,7 @@ import CoreValueExamples
 import Foundation
 import Testing
 
-private func employeeAttributes(_ name: String) -> [String: AttributeValue] {
+private func employeeAttributes(_ name: String) -> AttributeValues {
     ["name": .string(name), "age": .int16(30), "department": .string("D"), "job": .string("J")]
 }
 

@@ -24,7 +24,8 @@ final class BoxRecord {
 
     let info: EntityIndex
     let identity: Identity
-    var attributes: [(Attribute, AttributeValue)] = []
+    /// Each boxed attribute with its position in the entity's layout and its value.
+    var attributes: [(Int, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
     /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
     /// attribute of the entity.
@@ -48,7 +49,7 @@ final class BoxRecord {
                 left.relationships.count == right.relationships.count
             else { return false }
             for (a, b) in zip(left.attributes, right.attributes)
-            where a.0.name != b.0.name || ExactValue(a.1) != ExactValue(b.1) {
+            where a.0 != b.0 || ExactValue(a.1) != ExactValue(b.1) {
                 return false
             }
             for (a, b) in zip(left.relationships, right.relationships) {
@@ -110,11 +111,11 @@ struct RecordBuilder {
         for (child, field) in zip(mirror.children, plan.fields) {
             switch field {
             case .skip: continue
-            case .attribute(let attribute, let reader):
+            case .attribute(let attribute, let position, let reader):
                 // The field's reader casts to the one concrete type the field was declared with; any other
                 // value (a field of existential type) takes the general path.
                 let value = try reader?.read(child.value) ?? attributeValue(child.value, attribute.name, info)
-                record.attributes.append((attribute, try converted(value, attribute, info, field: child.value)))
+                record.attributes.append((position, try converted(value, attribute, info, field: child.value)))
             case .relationship(let relationship):
                 record.relationships.append(
                     (relationship.name, try targets(child.value, relationship, info, depth: depth + 1)))
@@ -133,10 +134,10 @@ struct RecordBuilder {
         record.attributeNames = plan.layout.attributeNames
         for field in plan.fields {
             switch field {
-            case .attribute(let attribute, let reader, let keyPath):
+            case .attribute(let attribute, let position, let reader, let keyPath):
                 let raw = try reader?.read(value) ?? attributeValue(value[keyPath: keyPath], attribute.name, info)
                 record.attributes.append(
-                    (attribute, try converted(raw, attribute, info, field: value[keyPath: keyPath])))
+                    (position, try converted(raw, attribute, info, field: value[keyPath: keyPath])))
             case .relationship(let relationship, let keyPath):
                 record.relationships.append(
                     (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
@@ -173,8 +174,8 @@ struct RecordBuilder {
         var fields: [LayoutCache.KeyPathPlan<T>.Field] = []
         var names = Set<String>()
         for (label, keyPath) in listed where label != "objectID" {
-            if let attribute = info.attributes[label] {
-                fields.append(.attribute(attribute, KeyPathReader(keyPath), keyPath))
+            if let attribute = info.attributes[label], let position = info.layout.position(of: label) {
+                fields.append(.attribute(attribute, position, KeyPathReader(keyPath), keyPath))
                 names.insert(label)
             } else if let relationship = info.relationships[label] {
                 fields.append(.relationship(relationship, keyPath))
@@ -201,8 +202,8 @@ struct RecordBuilder {
                 fields.append(.skip)
                 continue
             }
-            if let attribute = info.attributes[label] {
-                fields.append(.attribute(attribute, FieldReader(for: child.value)))
+            if let attribute = info.attributes[label], let position = info.layout.position(of: label) {
+                fields.append(.attribute(attribute, position, FieldReader(for: child.value)))
             } else if let relationship = info.relationships[label] {
                 fields.append(.relationship(relationship))
             } else {
@@ -333,7 +334,7 @@ package final class LayoutCache {
     final class KeyPathPlan<T> {
         enum Field {
             /// An attribute, with a typed reader when the field's declared type has one.
-            case attribute(Attribute, KeyPathReader<T>?, PartialKeyPath<T>)
+            case attribute(Attribute, Int, KeyPathReader<T>?, PartialKeyPath<T>)
             case relationship(Relationship, PartialKeyPath<T>)
         }
 
@@ -357,7 +358,7 @@ package final class LayoutCache {
         /// Not boxed (`objectID`, or an unlabelled child).
         case skip
         /// An attribute, with a reader for the field's declared type when it has a fast one.
-        case attribute(Attribute, FieldReader?)
+        case attribute(Attribute, Int, FieldReader?)
         case relationship(Relationship)
     }
 
@@ -382,7 +383,7 @@ package final class LayoutCache {
 
         init(info: EntityIndex, fields: [Field], identity: IdentityKind) {
             var names = Set<String>()
-            for case .attribute(let attribute, _) in fields { names.insert(attribute.name) }
+            for case .attribute(let attribute, _, _) in fields { names.insert(attribute.name) }
             self.init(info: info, fields: fields, attributeNames: names, identity: identity)
         }
 

@@ -23,7 +23,12 @@ struct BoxingSession {
         // Without a context, a cache of this call's own, so each struct type is still resolved once.
         let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts ?? LayoutCache())
         let roots = try values.map { try builder.record(for: $0) }
-        if let context { try resolve(roots, in: context) }
+        if let context {
+            try resolve(roots, in: context)
+            // Room for the batch in the context's tables at once, rather than growing them by rehashing.
+            let new = roots.filter { $0.object == nil }
+            if let info = new.first?.info { context.reserveCapacity(new.count, of: info) }
+        }
         return try roots.map { try write($0) }
     }
 
@@ -146,13 +151,13 @@ struct BoxingSession {
                 object.upsertAttributes = nil
             }
         }
-        for (attribute, value) in record.attributes {
-            if record.isNew, !attribute.isUnique {
+        for (position, value) in record.attributes {
+            if record.isNew, !record.info.isUnique[position] {
                 // An object this boxing inserted has no original values to track or undo and no unique index
                 // entry to move.
-                object.attributes[attribute.name] = value
+                object.attributes[at: position] = value
             } else {
-                try object.assign(value, forKey: attribute.name)
+                try object.assign(value, at: position)
             }
         }
         for (key, targets) in record.relationships {
@@ -175,12 +180,17 @@ struct BoxingSession {
                 if let shared = context.uniqueObject(record.info.name, key, value) {
                     object = shared
                 } else {
-                    object = try context.insert(entityName: record.info.name)
+                    object = context.insertObject(record.info)
                     record.isNew = true
                     object.upsertKey = key
                     object.upsertAttributes = record.attributeNames
                     if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
-                    try object.assign(value, forKey: key)
+                    // The identifier first, and the entity's other unique attributes (set by `write`) after.
+                    context.setUnique(value, at: try record.info.position(key), of: object)
+                    for attribute in record.info.uniqueAttributes where attribute.name != key {
+                        context.setUnique(
+                            attribute.defaultValue ?? .null, at: try record.info.position(attribute.name), of: object)
+                    }
                 }
             } else {
                 object = try context.insert(entityName: record.info.name)

@@ -44,6 +44,13 @@ struct KeyPathReader<T> {
         -> ((T) -> AttributeValue)?
     {
         guard let typed = keyPath as? KeyPath<T, V> else { return nil }
+        // A stored property has a fixed offset in the struct: reading it there skips the key path's generic
+        // projection (the largest cost of boxing a flat struct).
+        if let offset = MemoryLayout<T>.offset(of: typed) {
+            // The field's type formed once, here, not per read.
+            let fieldType = V.self
+            return { value in withUnsafePointer(to: value) { Self.load(fieldType, $0, offset) }.attributeValue }
+        }
         return { $0[keyPath: typed].attributeValue }
     }
 
@@ -51,6 +58,19 @@ struct KeyPathReader<T> {
         -> ((T) -> AttributeValue)?
     {
         guard let typed = keyPath as? KeyPath<T, V?> else { return nil }
+        if let offset = MemoryLayout<T>.offset(of: typed) {
+            let fieldType = V?.self
+            return { value in
+                withUnsafePointer(to: value) { Self.load(fieldType, $0, offset) }?.attributeValue ?? .null
+            }
+        }
         return { $0[keyPath: typed]?.attributeValue ?? .null }
+    }
+
+    /// A copy of the `V` stored `offset` bytes into the struct at `base` (an offset `MemoryLayout.offset(of:)`
+    /// gave for a stored property of type `V`, so the memory there is an initialized, aligned `V`).
+    @inline(__always)
+    private static func load<V>(_: V.Type, _ base: UnsafePointer<T>, _ offset: Int) -> V {
+        UnsafeRawPointer(base).load(fromByteOffset: offset, as: V.self)
     }
 }

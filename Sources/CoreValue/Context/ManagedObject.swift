@@ -22,8 +22,8 @@ public final class ManagedObject {
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     let info: EntityIndex
-    /// Attribute values; a missing key reads as `.null`.
-    var attributes: [String: AttributeValue]
+    /// Attribute values, in the entity's layout (every attribute has one; `.null` for none).
+    var attributes: AttributeValues
     /// Relationship links by name: objects once loaded, stored keys until then.
     var links: [String: [Link]] = [:]
     /// The version the object was read at; `nil` until first saved.
@@ -74,7 +74,7 @@ public final class ManagedObject {
         self.info = info
         self.objectID = objectID
         self.managedObjectContext = context
-        // Shares the entity's prebuilt dictionary until the first write copies it (no rehashing per object).
+        // Shares the entity's prebuilt defaults until the first write copies them.
         self.attributes = info.defaultAttributes
     }
 
@@ -98,8 +98,7 @@ public final class ManagedObject {
     ///
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` when the entity has no such attribute.
     public func value(forKey key: String) throws -> AttributeValue {
-        _ = try info.attribute(key)
-        return attributes[key] ?? .null
+        attributes[at: try info.position(key)] ?? .null
     }
 
     /// The value of an attribute as a Swift type, or `nil` when it is null.
@@ -145,18 +144,24 @@ public final class ManagedObject {
 
     /// Stores an already converted value, recording the change.
     func assign(_ value: AttributeValue, forKey key: String) throws {
+        try assign(value, at: try info.position(key))
+    }
+
+    /// Stores an already converted value at a position of the entity's layout, recording the change.
+    func assign(_ value: AttributeValue, at position: Int) throws {
         guard !isDeletedFlag else {
             throw CVManagedStructError.invalidObject(message: "\(objectID) was deleted")
         }
-        let old = attributes[key] ?? .null
+        let old = attributes[at: position] ?? .null
         guard old != value else { return }
+        let key = info.layout.names[position]
         managedObjectContext?.undoLog?.recordAttribute(self, key)
         if let original = originalAttributes[key] {
             if original == value { originalAttributes[key] = nil }
         } else {
             originalAttributes[key] = old
         }
-        attributes[key] = value
+        attributes[at: position] = value
         if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
         managedObjectContext?.attributeDidChange(self, key: key, from: old, to: value)
     }

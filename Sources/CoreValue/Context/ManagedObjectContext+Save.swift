@@ -27,11 +27,9 @@ extension ManagedObjectContext {
             if object.upsertKey != nil, let names = object.upsertAttributes {
                 // The upsert's update must not overwrite columns the struct does not have; a new row gets
                 // the store's defaults for them.
-                attributes = attributes.filter { names.contains($0.key) }
-                try checkRequired(object, keys: Array(attributes.keys))
-            } else {
-                try checkRequired(object, keys: object.info.entity.attributes.map(\.name))
+                attributes = attributes.keeping(names)
             }
+            try checkRequired(object, attributes)
             changes.inserts.append(
                 ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey))
             changes.relationships += memberLists(object, keys: object.info.relationships.keys.sorted())
@@ -42,9 +40,9 @@ extension ManagedObjectContext {
                 let written = object.identifiedAttributes ?? Set(object.info.entity.attributes.map(\.name))
                 keys = Array(written.union(keys))
             }
-            try checkRequired(object, keys: keys)
-            var attributes: [String: AttributeValue] = [:]
+            var attributes = AttributeValues(layout: object.info.layout)
             for key in keys { attributes[key] = object.attributes[key] ?? .null }
+            try checkRequired(object, attributes)
             var toOne: [String: ManagedObjectID?] = [:]
             // A unique struct's own foreign keys go with its whole tuple, changed or not.
             for key in Set(object.originalLinks.keys).union(object.identifiedRelationships)
@@ -102,11 +100,11 @@ extension ManagedObjectContext {
         clearPendingLists()
     }
 
-    private func checkRequired(_ object: ManagedObject, keys: [String]) throws {
-        for key in keys {
-            guard let attribute = object.info.attributes[key], !attribute.isOptional else { continue }
-            if (object.attributes[key] ?? .null).isNull {
-                throw CVManagedStructError.missingValue(entity: object.info.name, key: key)
+    /// Checks that no required attribute among `values` (in the object's layout) is null.
+    private func checkRequired(_ object: ManagedObject, _ values: AttributeValues) throws {
+        for (position, attribute) in object.info.entity.attributes.enumerated() where !attribute.isOptional {
+            if values[at: position]?.isNull == true {
+                throw CVManagedStructError.missingValue(entity: object.info.name, key: attribute.name)
             }
         }
     }

@@ -115,13 +115,37 @@ public final class ManagedObjectContext {
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``.
     @discardableResult
     public func insert(entityName: String) throws -> ManagedObject {
-        let info = try index.entity(entityName)
-        let object = ManagedObject(info: info, objectID: .temporary(entityName), context: self)
-        object.isInsertedFlag = true
-        registry[entityName, default: [:]][object.objectID] = object
-        pendingInserts.append(object)
+        let object = insertObject(try index.entity(entityName))
         addUnique(object)
         return object
+    }
+
+    /// Makes room for `count` more objects of an entity in the registry and the unique index.
+    func reserveCapacity(_ count: Int, of info: EntityIndex) {
+        guard count > 16 else { return }
+        registry[info.name, default: [:]].reserveCapacity((registry[info.name]?.count ?? 0) + count)
+        if !info.uniqueAttributes.isEmpty {
+            uniqueIndex.reserveCapacity(uniqueIndex.count + count * info.uniqueAttributes.count)
+        }
+    }
+
+    /// Inserts a new object of an entity with its default values, not yet in the unique index (whose
+    /// unique attributes the caller sets: boxing sets the identifier and indexes it with ``indexUnique``).
+    func insertObject(_ info: EntityIndex) -> ManagedObject {
+        let object = ManagedObject(info: info, objectID: .temporary(info.name), context: self)
+        object.isInsertedFlag = true
+        registry[info.name, default: [:]][object.objectID] = object
+        pendingInserts.append(object)
+        return object
+    }
+
+    /// Sets a unique attribute of an object inserted by the current operation (nothing to record: undoing the
+    /// operation forgets the object) and indexes it.
+    func setUnique(_ value: AttributeValue, at position: Int, of object: ManagedObject) {
+        object.attributes[at: position] = value
+        if !value.isNull {
+            uniqueIndex[UniqueValue(object.info.name, object.info.layout.names[position], value)] = object
+        }
     }
 
     /// The object with this ID: the registered one, or one fetched from the store.
@@ -178,13 +202,13 @@ public final class ManagedObjectContext {
     private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {
         object.version = snapshot.version
         let entity = object.info.entity
-        if snapshot.attributes.count == entity.attributes.count {
-            // A store hands every attribute of the entity (the Store contract): share its dictionary rather
-            // than rehash each key into a copy.
+        if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: object.info.layout) {
+            // A store hands every attribute of the entity in its layout (the Store contract): share its
+            // storage rather than copy each value.
             object.attributes = snapshot.attributes
         } else {
-            for attribute in entity.attributes {
-                object.attributes[attribute.name] = snapshot.attributes[attribute.name] ?? .null
+            for (position, attribute) in entity.attributes.enumerated() {
+                object.attributes[at: position] = snapshot.attributes[attribute.name] ?? .null
             }
         }
         if object.links.isEmpty { object.links.reserveCapacity(entity.relationships.count) }

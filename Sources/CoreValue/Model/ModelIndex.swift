@@ -38,8 +38,12 @@ package final class EntityIndex: Sendable {
     package let inverses: [String: Relationship]
     /// The attributes marked unique, in declaration order.
     package let uniqueAttributes: [Attribute]
+    /// The attributes' names and positions (declaration order): the layout of every object of the entity.
+    package let layout: AttributeLayout
+    /// Whether the attribute at each position of ``layout`` is unique.
+    package let isUnique: [Bool]
     /// Every attribute with its default value (`.null` when it has none): what a new object starts with.
-    package let defaultAttributes: [String: AttributeValue]
+    package let defaultAttributes: AttributeValues
 
     /// The entity's name.
     package var name: String { entity.name }
@@ -58,9 +62,21 @@ package final class EntityIndex: Sendable {
         self.relationships = relationships
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
-        var defaults: [String: AttributeValue] = Dictionary(minimumCapacity: entity.attributes.count)
-        for attribute in entity.attributes { defaults[attribute.name] = attribute.defaultValue ?? .null }
-        self.defaultAttributes = defaults
+        self.isUnique = entity.attributes.map(\.isUnique)
+        let layout = AttributeLayout(entity)
+        self.layout = layout
+        self.defaultAttributes = AttributeValues(
+            layout: layout, values: entity.attributes.map { $0.defaultValue ?? .null })
+    }
+
+    /// The position of the attribute `key` in ``layout``.
+    ///
+    /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``.
+    package func position(_ key: String) throws -> Int {
+        guard let position = layout.position(of: key) else {
+            throw CVManagedStructError.unknownKey(entity: name, key: key)
+        }
+        return position
     }
 
     /// The attribute with this name.

@@ -50,39 +50,52 @@ extension ChangeSet {
         }
     }
 
-    /// What ``convertedAttributes(_:_:)`` checks, without building the converted dictionary.
-    private static func checkAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws {
-        for (key, value) in values {
-            let attribute = try entity.attribute(key)
-            if value.isNull {
-                guard attribute.isOptional else {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: key)
-                }
-            } else if value.type != attribute.type, value.converted(to: attribute.type) == nil {
-                throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+    /// What ``convertedAttributes(_:_:)`` checks, without building the converted values.
+    private static func checkAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws {
+        if values.layout.hasSameNames(as: entity.layout) {
+            // The usual case (a context's change set): positions are the entity's, no name is looked up.
+            for (position, attribute) in entity.entity.attributes.enumerated() {
+                if let value = values[at: position] { try check(value, attribute, entity) }
             }
+            return
+        }
+        for (key, value) in values { try check(value, try entity.attribute(key), entity) }
+    }
+
+    private static func check(_ value: AttributeValue, _ attribute: Attribute, _ entity: EntityIndex) throws {
+        if value.isNull {
+            guard attribute.isOptional else {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+            }
+        } else if value.type != attribute.type, value.converted(to: attribute.type) == nil {
+            throw CVManagedStructError.typeMismatch(
+                entity: entity.name, key: attribute.name, expected: attribute.type.rawValue,
+                found: value.typeDescription)
         }
     }
 
-    /// Attribute values converted losslessly to each attribute's type.
+    /// Attribute values converted losslessly to each attribute's type, in the entity's layout.
     ///
     /// - Throws: `unknownKey`, `typeMismatch` for a value that does not convert without loss, `missingValue`
     ///   for null in a required attribute.
-    package static func convertedAttributes(_ values: [String: AttributeValue], _ entity: EntityIndex) throws
-        -> [String: AttributeValue]
+    package static func convertedAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws
+        -> AttributeValues
     {
-        var result: [String: AttributeValue] = Dictionary(minimumCapacity: values.count)
-        for (key, value) in values {
-            let attribute = try entity.attribute(key)
+        let (arranged, unknown) = values.arranged(as: entity.layout)
+        guard var result = arranged else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
+        }
+        for (position, attribute) in entity.entity.attributes.enumerated() {
+            guard let value = result[at: position] else { continue }
             guard let converted = value.converted(to: attribute.type) else {
                 throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: key, expected: attribute.type.rawValue, found: value.typeDescription)
+                    entity: entity.name, key: attribute.name, expected: attribute.type.rawValue,
+                    found: value.typeDescription)
             }
             if converted.isNull, !attribute.isOptional {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
+                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
             }
-            result[key] = converted
+            if value.type != converted.type { result[at: position] = converted }
         }
         return result
     }

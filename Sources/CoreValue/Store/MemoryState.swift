@@ -1,7 +1,7 @@
 /// A stored row of ``MemoryStore``: version, attributes and owned foreign keys.
 struct MemoryRow {
     var version: Int64
-    var attributes: [String: AttributeValue]
+    var attributes: AttributeValues
     var foreignKeys: [String: Int64]
 }
 

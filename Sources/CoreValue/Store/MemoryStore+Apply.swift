@@ -91,7 +91,7 @@ private struct ChangeWriter {
                 var row = state.row(entity.name, existing)
             {
                 let old = row.attributes
-                row.attributes.merge(given) { $1 }
+                row.attributes.merge(given)
                 row.version += 1
                 try writeUnique(entity, existing, old: old, new: row.attributes, in: &state)
                 state.setRow(entity.name, existing, row)
@@ -100,17 +100,17 @@ private struct ChangeWriter {
             }
         }
         var attributes = given
-        for attribute in entity.entity.attributes where attributes[attribute.name] == nil {
+        for (position, attribute) in entity.entity.attributes.enumerated() where attributes[at: position] == nil {
             if let value = attribute.defaultValue {
-                attributes[attribute.name] = value
+                attributes[at: position] = value
             } else if attribute.isOptional {
-                attributes[attribute.name] = .null
+                attributes[at: position] = .null
             } else {
                 throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
             }
         }
         let key = state.nextKey(entity.name)
-        try writeUnique(entity, key, old: [:], new: attributes, in: &state)
+        try writeUnique(entity, key, old: AttributeValues(), new: attributes, in: &state)
         state.setRow(entity.name, key, MemoryRow(version: 1, attributes: attributes, foreignKeys: [:]))
         keys[change.id] = key
     }
@@ -127,7 +127,7 @@ private struct ChangeWriter {
             try checkVersion(change.version, row, change.id)
         }
         let old = row.attributes
-        row.attributes.merge(try checked(change.attributes, entity)) { $1 }
+        row.attributes.merge(try checked(change.attributes, entity))
         row.version += 1
         try writeUnique(entity, key, old: old, new: row.attributes, in: &state)
         state.setRow(entity.name, key, row)
@@ -220,10 +220,13 @@ private struct ChangeWriter {
 
     /// Attribute values converted to each attribute's type (``ChangeSet/convertedAttributes(_:_:)``), kept
     /// as PostgreSQL keeps them.
-    private func checked(_ values: [String: AttributeValue], _ entity: EntityIndex) throws
-        -> [String: AttributeValue]
-    {
-        try ChangeSet.convertedAttributes(values, entity).mapValues(Self.storedPrecision)
+    /// The values converted to their attributes' types and stored precision, in the entity's layout.
+    private func checked(_ values: AttributeValues, _ entity: EntityIndex) throws -> AttributeValues {
+        var result = try ChangeSet.convertedAttributes(values, entity)
+        for (position, attribute) in entity.entity.attributes.enumerated() where attribute.type == .date {
+            if let value = result[at: position] { result[at: position] = Self.storedPrecision(value) }
+        }
+        return result
     }
 
     /// The value as PostgreSQL keeps it: dates to the nearest microsecond (`timestamptz`), so a struct that
@@ -236,7 +239,7 @@ private struct ChangeWriter {
     }
 
     private func writeUnique(
-        _ entity: EntityIndex, _ key: Int64, old: [String: AttributeValue], new: [String: AttributeValue],
+        _ entity: EntityIndex, _ key: Int64, old: AttributeValues, new: AttributeValues,
         in state: inout MemoryState
     ) throws {
         for attribute in entity.uniqueAttributes {

@@ -36,8 +36,9 @@ public struct RowSnapshot: Sendable, Hashable {
     public var id: ManagedObjectID
     /// The optimistic-locking version the row was read at.
     public var version: Int64
-    /// Every attribute of the entity; `.null` for nulls.
-    public var attributes: [String: AttributeValue]
+    /// Every attribute of the entity; `.null` for nulls. A store builds them in the entity's layout
+    /// (``AttributeLayout/init(_:)``), so a context adopts them without copying.
+    public var attributes: AttributeValues
     /// Every to-one relationship of the entity: the destination's primary key, or `nil`.
     public var toOne: [String: Int64?]
     /// Every to-many relationship of the entity: destination primary keys, in position order when ordered.
@@ -47,7 +48,7 @@ public struct RowSnapshot: Sendable, Hashable {
     public init(
         id: ManagedObjectID,
         version: Int64,
-        attributes: [String: AttributeValue],
+        attributes: AttributeValues,
         toOne: [String: Int64?] = [:],
         toMany: [String: [Int64]] = [:]
     ) {
@@ -98,8 +99,9 @@ public struct ObjectChange: Sendable, Hashable {
     public var id: ManagedObjectID
     /// For an update, the version the object was read at; `nil` for an insert.
     public var version: Int64?
-    /// For an insert: every attribute. For an update: the changed attributes only.
-    public var attributes: [String: AttributeValue]
+    /// For an insert: every attribute. For an update: the changed attributes only. A context sends them in
+    /// the entity's layout (``AttributeLayout/init(_:)``); a store accepts any layout.
+    public var attributes: AttributeValues
     /// To-one relationships that are set or changed, either side of an inverse pair (see
     /// ``ChangeSet/relationships``): the destination's ID (which may be temporary, inserted in the same change
     /// set) or `nil` to clear.
@@ -117,7 +119,7 @@ public struct ObjectChange: Sendable, Hashable {
     public init(
         id: ManagedObjectID,
         version: Int64? = nil,
-        attributes: [String: AttributeValue],
+        attributes: AttributeValues,
         toOne: [String: ManagedObjectID?] = [:],
         upsertKey: String? = nil,
         unlessCurrent: Bool = false

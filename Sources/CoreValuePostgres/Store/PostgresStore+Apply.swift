@@ -23,7 +23,7 @@ extension PostgresStore {
                 .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
         }
         try changes.validate(against: index)
-        let plan = try SavePlan(mapping: mapping, changes: changes)
+        let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
         let statements = writeStatements
         let channel = notificationChannel
         return try withRetries {

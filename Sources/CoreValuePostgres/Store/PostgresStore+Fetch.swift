@@ -62,7 +62,8 @@ extension PostgresStore {
     private func readAll(_ queries: [(Entity, SQL)], _ runner: StatementRunner) throws -> [RowSnapshot] {
         var snapshots: [RowSnapshot] = []
         for (entity, sql) in queries {
-            var rows = try RowReader(mapping: mapping, entity: entity).snapshots(from: runner.run(sql))
+            let layout = try index.entity(entity.name).layout
+            var rows = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(from: runner.run(sql))
             try loadRelationships(of: entity, into: &rows, runner)
             snapshots += rows
         }

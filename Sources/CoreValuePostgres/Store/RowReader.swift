@@ -5,6 +5,8 @@ import LibPQ
 struct RowReader {
     let mapping: SchemaMapping
     let entity: Entity
+    /// The entity's attribute layout: every snapshot's values are stored in it, by column position.
+    let layout: AttributeLayout
 
     /// One snapshot per row: key, version, attributes, foreign keys; to-many lists start empty.
     ///
@@ -18,11 +20,14 @@ struct RowReader {
         for row in 0..<result.rowCount {
             let key = try result.decode(Int64.self, row: row, column: 0)
             let version = try result.decode(Int64.self, row: row, column: 1)
-            var attributes: [String: AttributeValue] = [:]
+            var values: [AttributeValue] = []
+            values.reserveCapacity(entity.attributes.count)
             for (offset, attribute) in entity.attributes.enumerated() {
-                attributes[attribute.name] = try BindEncoding.attributeValue(
-                    result, row: row, column: attributeStart + offset, type: attribute.type)
+                values.append(
+                    try BindEncoding.attributeValue(
+                        result, row: row, column: attributeStart + offset, type: attribute.type))
             }
+            let attributes = AttributeValues(layout: layout, values: values)
             var toOne: [String: Int64?] = [:]
             var toMany: [String: [Int64]] = [:]
             for relationship in entity.relationships {

@@ -79,8 +79,10 @@ struct SaveExecution {
     private func insertColumns(_ entity: Entity, _ rows: [SavePlan.Row], pending: inout [PendingLink]) -> [ColumnValues]
     {
         var columns: [ColumnValues] = []
-        for attribute in entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
-            let values = rows.map { $0.attributes[attribute.name] ?? attribute.defaultValue ?? .null }
+        // Rows are in the entity's layout (SavePlan): position i is `entity.attributes[i]`.
+        for (position, attribute) in entity.attributes.enumerated()
+        where rows.contains(where: { $0.attributes[at: position] != nil }) {
+            let values = rows.map { $0.attributes[at: position] ?? attribute.defaultValue ?? .null }
             columns.append(ColumnValues(name: attribute.name, type: attribute.type, values: values))
         }
         for relationship in plan.mapping.foreignKeyRelationships(of: entity)
@@ -123,10 +125,14 @@ struct SaveExecution {
         var merged: [SavePlan.Row] = []
         var position: [ExactValue: Int] = [:]
         var sharers: [[ManagedObjectID]] = []
+        let keyPosition = group.entity.attributes.firstIndex { $0.name == key.name }
+        func identifier(_ row: SavePlan.Row) -> ExactValue {
+            ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)
+        }
         for row in group.rows {
-            let value = ExactValue(row.attributes[key.name] ?? .null)
+            let value = identifier(row)
             if let index = position[value] {
-                merged[index].attributes.merge(row.attributes) { $1 }
+                merged[index].attributes.merge(row.attributes)
                 merged[index].toOne.merge(row.toOne) { $1 }
                 sharers[index].append(row.id)
             } else {
@@ -146,7 +152,7 @@ struct SaveExecution {
             )
         }
         for (index, row) in merged.enumerated() {
-            guard let written = stored[ExactValue(row.attributes[key.name] ?? .null)] else {
+            guard let written = stored[identifier(row)] else {
                 throw PostgresStoreError(
                     .unexpectedResult,
                     "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
@@ -190,12 +196,13 @@ struct SaveExecution {
             rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
         var columns: [ColumnValues] = []
         func flags(_ isSet: [Bool]) -> [Bool]? { isSet.allSatisfy { $0 } ? nil : isSet }
-        for attribute in group.entity.attributes where rows.contains(where: { $0.attributes[attribute.name] != nil }) {
+        for (position, attribute) in group.entity.attributes.enumerated()
+        where rows.contains(where: { $0.attributes[at: position] != nil }) {
             columns.append(
                 ColumnValues(
                     name: attribute.name, type: attribute.type,
-                    values: rows.map { $0.attributes[attribute.name] ?? .null },
-                    isSet: flags(rows.map { $0.attributes[attribute.name] != nil })))
+                    values: rows.map { $0.attributes[at: position] ?? .null },
+                    isSet: flags(rows.map { $0.attributes[at: position] != nil })))
         }
         for relationship in plan.mapping.foreignKeyRelationships(of: group.entity)
         where rows.contains(where: { $0.toOne[relationship.name] != nil }) {

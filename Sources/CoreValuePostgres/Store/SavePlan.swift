@@ -10,7 +10,8 @@ struct SavePlan {
     struct Row {
         var id: ManagedObjectID
         var version: Int64?
-        var attributes: [String: AttributeValue]
+        /// In the entity's layout.
+        var attributes: AttributeValues
         /// Owning (foreign-key) to-one relationships only.
         var toOne: [String: ManagedObjectID?]
         /// Write only if the stored version moved on from `version` (``ObjectChange/unlessCurrent``).
@@ -49,13 +50,16 @@ struct SavePlan {
     private(set) var deletes: [DeleteGroup] = []
     private(set) var links: [LinkGroup] = []
     let mapping: SchemaMapping
+    /// The model's entities with their attribute layouts.
+    let index: ModelIndex
 
     /// Checks and groups a change set.
     ///
     /// - Throws: `CVManagedStructError` (unknown entity or key, type mismatch, missing value, invalid object)
     ///   or ``PostgresStoreError`` (a NUL character); nothing has been sent.
-    init(mapping: SchemaMapping, changes: ChangeSet) throws {
+    init(mapping: SchemaMapping, changes: ChangeSet, index: ModelIndex? = nil) throws {
         self.mapping = mapping
+        self.index = index ?? ModelIndex(mapping.model)
         try planInserts(changes.inserts)
         try planUpdates(changes.updates)
         try planDeletes(changes.deletes)
@@ -68,14 +72,15 @@ struct SavePlan {
         var groups: [InsertGroup] = []
         var index: [String: Int] = [:]
         for change in changes {
-            let entity = try model.entity(change.id.entityName)
+            let info = try self.index.entity(change.id.entityName)
+            let entity = info.entity
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
             }
-            let row = try makeRow(change, entity: entity, isInsert: true)
+            let row = try makeRow(change, entity: info, isInsert: true)
             var upsertKey: Attribute?
             if let key = change.upsertKey {
-                guard let attribute = entity.attribute(named: key) else {
+                guard let attribute = info.attributes[key] else {
                     throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
                 }
                 guard let value = row.attributes[key], !value.isNull else {
@@ -89,8 +94,7 @@ struct SavePlan {
                 // columns go to different statements: a column one row leaves out must not be filled with a
                 // default or NULL and then overwrite the existing row's value.
                 // A row with every attribute (the usual case) needs no sorted key list to say which it sets.
-                let attributes =
-                    row.attributes.count == entity.attributes.count ? ["\u{2}"] : row.attributes.keys.sorted()
+                let attributes = row.attributes.isComplete ? ["\u{2}"] : row.attributes.keys
                 let columns = attributes + ["\u{1}"] + row.toOne.keys.sorted()
                 groupKey += "\u{0}" + columns.joined(separator: "\u{0}")
             }
@@ -140,13 +144,14 @@ struct SavePlan {
         var index: [String: Int] = [:]
         var rowIndex: [ManagedObjectID: (Int, Int)] = [:]
         for change in changes {
-            let entity = try model.entity(change.id.entityName)
+            let info = try self.index.entity(change.id.entityName)
+            let entity = info.entity
             guard !change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
             }
-            let row = try makeRow(change, entity: entity, isInsert: false)
+            let row = try makeRow(change, entity: info, isInsert: false)
             if let (group, position) = rowIndex[change.id] {
-                updates[group].rows[position].attributes.merge(row.attributes) { $1 }
+                updates[group].rows[position].attributes.merge(row.attributes)
                 updates[group].rows[position].toOne.merge(row.toOne) { $1 }
                 if !row.unlessCurrent {
                     updates[group].rows[position].unlessCurrent = false
@@ -226,30 +231,32 @@ struct SavePlan {
         links.sort { ($0.entity.name, $0.relationship.name) < ($1.entity.name, $1.relationship.name) }
     }
 
-    private func makeRow(_ change: ObjectChange, entity: Entity, isInsert: Bool) throws -> Row {
-        // Usually every value already has its attribute's type: then the change's dictionary is the row's
-        // (shared, not rebuilt), after the checks PostgreSQL adds (NUL in text, null in a required column).
-        var attributes = change.attributes
-        var needsConversion = false
-        for (key, value) in change.attributes {
-            guard let attribute = entity.attribute(named: key) else {
-                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+    /// A change as a row in its entity's layout: every key known, every value coerced to its column's type,
+    /// the checks PostgreSQL adds (NUL in text, null in a required column) done. Values that already have
+    /// their attribute's type (the usual case) are the change's storage, shared rather than rebuilt.
+    private func makeRow(_ change: ObjectChange, entity info: EntityIndex, isInsert: Bool) throws -> Row {
+        let entity = info.entity
+        let (arranged, unknown) = change.attributes.arranged(as: info.layout)
+        guard var attributes = arranged else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
+        }
+        for (position, attribute) in entity.attributes.enumerated() {
+            guard let value = attributes[at: position] else {
+                if isInsert, !attribute.isOptional, attribute.defaultValue == nil {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+                }
+                continue
             }
             switch value {
             case .null:
-                if !attribute.isOptional { throw CVManagedStructError.missingValue(entity: entity.name, key: key) }
+                if !attribute.isOptional {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+                }
             case .string(let text):
-                try ValueCoercion.checkText(text, entity: entity.name, key: key)
-                if attribute.type != .string { needsConversion = true }
+                try ValueCoercion.checkText(text, entity: entity.name, key: attribute.name)
+                if attribute.type != .string { attributes[at: position] = try coerced(value, attribute, entity) }
             default:
-                if value.type != attribute.type { needsConversion = true }
-            }
-        }
-        if needsConversion { attributes = try converted(change, entity: entity) }
-        if isInsert {
-            for attribute in entity.attributes
-            where !attribute.isOptional && attribute.defaultValue == nil && attributes[attribute.name] == nil {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+                if value.type != attribute.type { attributes[at: position] = try coerced(value, attribute, entity) }
             }
         }
         return Row(
@@ -257,20 +264,13 @@ struct SavePlan {
             unlessCurrent: change.unlessCurrent)
     }
 
-    /// A change's attributes coerced to their columns' types.
-    private func converted(_ change: ObjectChange, entity: Entity) throws -> [String: AttributeValue] {
-        var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: change.attributes.count)
-        for (key, value) in change.attributes {
-            guard let attribute = entity.attribute(named: key) else {
-                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
-            }
-            let coerced = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
-            if coerced.isNull && !attribute.isOptional {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: key)
-            }
-            attributes[key] = coerced
+    /// A value coerced to its attribute's column type.
+    private func coerced(_ value: AttributeValue, _ attribute: Attribute, _ entity: Entity) throws -> AttributeValue {
+        let coerced = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
+        if coerced.isNull && !attribute.isOptional {
+            throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
         }
-        return attributes
+        return coerced
     }
 
     /// The owning to-one links of a change, checked.
