@@ -18,7 +18,9 @@ extension ManagedObjectContext {
         let changed = pendingChanges.of(info.name).filter(\.hasChanges)
         let deletedCount = pendingDeletes.of(info.name).count
         guard inserted.contains(where: { !$0.isDeletedFlag }) || !changed.isEmpty || deletedCount > 0 else {
-            return try store.fetch(request).map { try register($0) }
+            let snapshots = try store.fetch(request)
+            reserveCapacity(snapshots.count, of: info)
+            return try snapshots.map { try register($0) }
         }
         var widened = request
         widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }

@@ -195,7 +195,7 @@ public final class ManagedObjectContext {
         let object = ManagedObject(info: info, objectID: snapshot.id, context: self)
         load(snapshot, into: object)
         registry[info.name, default: [:]][snapshot.id] = object
-        missingIDs.remove(snapshot.id)
+        if !missingIDs.isEmpty { missingIDs.remove(snapshot.id) }
         return object
     }
 

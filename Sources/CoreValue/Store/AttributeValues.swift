@@ -85,6 +85,14 @@ public struct AttributeValues: Sendable, Hashable, Sequence, ExpressibleByDictio
         }
     }
 
+    /// A value for every name of `layout`: `complete` has one element per name, none `nil` (what a store's
+    /// row reader builds, without a second copy of the array).
+    package init(layout: AttributeLayout, complete: [AttributeValue?]) {
+        self.layout = layout
+        self.slots = complete
+        self.count = complete.count
+    }
+
     /// The values of a dictionary, in a layout of its names (sorted).
     public init(_ values: [String: AttributeValue]) {
         let names = values.keys.sorted()

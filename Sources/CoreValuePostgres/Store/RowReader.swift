@@ -20,14 +20,14 @@ struct RowReader {
         for row in 0..<result.rowCount {
             let key = try result.decode(Int64.self, row: row, column: 0)
             let version = try result.decode(Int64.self, row: row, column: 1)
-            var values: [AttributeValue] = []
+            var values: [AttributeValue?] = []
             values.reserveCapacity(entity.attributes.count)
             for (offset, attribute) in entity.attributes.enumerated() {
                 values.append(
                     try BindEncoding.attributeValue(
                         result, row: row, column: attributeStart + offset, type: attribute.type))
             }
-            let attributes = AttributeValues(layout: layout, values: values)
+            let attributes = AttributeValues(layout: layout, complete: values)
             var toOne: [String: Int64?] = [:]
             var toMany: [String: [Int64]] = [:]
             for relationship in entity.relationships {
