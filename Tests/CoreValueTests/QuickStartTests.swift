@@ -63,3 +63,22 @@ struct Person: CVManagedPersistentStruct {
 private func codeLines(_ text: Substring) -> [String] {
     text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
+
+/// The README's async snippet, called from the main actor (an actor-isolated caller with its own context).
+@MainActor @Test func readmeAsyncSnippet() async throws {
+    let model = try ManagedObjectModel {
+        Entity("Person") {
+            Attribute("name", .string)
+            Attribute("age", .int16)
+        }
+    }
+    let store = MemoryStore(model: model)
+    func handle(_ store: MemoryStore) async throws -> [Person] {
+        let context = ManagedObjectContext(store: store)  // one per request
+        var bob = Person(name: "Bob", age: 41)
+        try await bob.save(context)
+        return try await Person.query(context, predicate: .key("age") >= 18)
+    }
+    let adults = try await handle(store)
+    #expect(adults.map(\.name) == ["Bob"] && adults[0].objectID != nil)
+}

@@ -1,5 +1,5 @@
 extension ManagedObjectContext {
-    /// Deletes an object; the deletion is written by the next ``save()``.
+    /// Deletes an object; the deletion is written by the next ``save()-6ko1p``.
     ///
     /// Delete rules apply now: objects reached through `cascade` relationships are deleted too, a `deny`
     /// relationship that still has objects refuses the delete, and every remaining related object forgets the

@@ -28,6 +28,23 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` when an update or delete names a version
     ///   that is no longer current, and store errors otherwise; in every case nothing was changed.
     func apply(_ changes: ChangeSet) throws -> SaveResult
+
+    /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
+    /// harmless, and returns at once; `work` reports its own result.
+    ///
+    /// A store whose calls block (on a network, a disk) runs `work` on a thread of its own, never on the
+    /// thread that calls this (a thread of Swift's cooperative pool). While `work` runs,
+    /// ``CancellationToken/current`` is the call's token: check it before each statement and cancel the
+    /// running one from its handler. The default runs `work` at once on the calling thread, for stores that
+    /// never block (``MemoryStore``).
+    func runBlocking(_ work: @escaping @Sendable () -> Void)
+}
+
+extension Store {
+    /// Runs `work` at once on the calling thread: for stores whose calls never block.
+    public func runBlocking(_ work: @escaping @Sendable () -> Void) {
+        work()
+    }
 }
 
 /// A stored row as a store reads it: ID, version, attributes and relationship keys.

@@ -73,7 +73,7 @@ public struct Migrator: Sendable {
 
     /// Creates what is missing for a model (for tests and quick starts; production schemas go through
     /// migration files): in one transaction, under the schema's advisory lock, the schema if needed and every
-    /// statement of ``diff(model:)``. Returns what was applied (empty when the schema already matched).
+    /// statement of ``diff(model:)-2hqr3``. Returns what was applied (empty when the schema already matched).
     /// Nothing is recorded in the migration history.
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL can't hold,

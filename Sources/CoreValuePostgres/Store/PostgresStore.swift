@@ -35,6 +35,8 @@ public final class PostgresStore: Store {
     let writeStatements: WriteStatements
     let pool: ConnectionPool
     let counter = StatisticsCounter()
+    /// The threads that run the blocking work of async calls (``runBlocking(_:)``).
+    let executor: BlockingExecutor
 
     /// Opens a store on a database, checking that its tables match the model.
     ///
@@ -74,7 +76,12 @@ public final class PostgresStore: Store {
         self.writeStatements = WriteStatements(schema: schema)
         self.pool = try ConnectionPool(
             configuration: configuration, capacity: poolSize, checkoutTimeout: checkoutTimeout)
+        self.executor = BlockingExecutor(threadCount: poolSize, name: "CoreValuePostgres")
         if verifySchema { try verify() }
+    }
+
+    deinit {
+        executor.stop()
     }
 
     /// Opens a store on a database given by a URL or `key=value` connection string.
@@ -123,10 +130,34 @@ public final class PostgresStore: Store {
         pool.close()
     }
 
+    /// Runs the blocking work of an async call on one of the store's threads (as many as its pool has
+    /// connections), never on the caller's: no thread of Swift's cooperative pool waits on the server.
+    public func runBlocking(_ work: @escaping @Sendable () -> Void) {
+        executor.submit(work)
+    }
+
     /// Runs `body` with a connection, counting its statements.
+    ///
+    /// In the blocking work of an async call (``CancellationToken/current`` is set), a cancelled call throws
+    /// `CancellationError` before each statement, and a cancellation while a statement runs asks the server to
+    /// cancel it; the statement's error (57014) is then thrown as `CancellationError`. The transaction is
+    /// rolled back either way and the connection goes back to the pool.
     func withRunner<T>(_ body: (StatementRunner) throws -> T) throws -> T {
-        try pool.withConnection { connection in
-            try body(StatementRunner(connection: connection, counter: counter))
+        guard let token = CancellationToken.current else {
+            return try pool.withConnection { connection in
+                try body(StatementRunner(connection: connection, counter: counter))
+            }
+        }
+        try token.checkCancellation()
+        do {
+            return try pool.withConnection { connection in
+                let canceller = try connection.makeCanceller()
+                return try token.whileRunning(onCancel: { try? canceller.cancel() }) {
+                    try body(StatementRunner(connection: connection, counter: counter, cancellation: token))
+                }
+            }
+        } catch let error as DatabaseError where error.sqlState == .queryCanceled && token.isCancelled {
+            throw CancellationError()
         }
     }
 }

@@ -1,9 +1,12 @@
+import CoreValue
 import LibPQ
 
 /// Sends ``SQL`` on one connection, converting binds to wire values and counting statements.
 struct StatementRunner {
     let connection: Connection
     let counter: StatisticsCounter
+    /// The async call this runner works for: no statement is sent once it is cancelled.
+    var cancellation: CancellationToken? = nil
 
     /// Runs one statement.
     ///
@@ -15,6 +18,7 @@ struct StatementRunner {
         guard binds.count <= 65_535 else {
             throw PostgresStoreError(.invalidValue, "a statement has \(binds.count) parameters; the limit is 65,535")
         }
+        try cancellation?.checkCancellation()
         let parameters = try binds.map(BindEncoding.postgresValue)
         counter.record {
             $0.statements += 1
@@ -32,7 +36,7 @@ struct StatementRunner {
             $0.roundTrips += 2
         }
         return try connection.withTransaction(isolation: isolation, readOnly: readOnly) { connection in
-            try body(StatementRunner(connection: connection, counter: counter))
+            try body(StatementRunner(connection: connection, counter: counter, cancellation: cancellation))
         }
     }
 }

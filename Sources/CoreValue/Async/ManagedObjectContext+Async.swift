@@ -1,0 +1,61 @@
+/// A value handed across threads by an async call whose task waits for it: the task is suspended while
+/// another thread uses the value, so the two never touch it at once.
+struct Handoff<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+extension ManagedObjectContext {
+    /// Runs synchronous work of this context for an async caller, on a thread of the store
+    /// (``Store/runBlocking(_:)``), while the calling task waits without holding a thread of the cooperative
+    /// pool. The context is confined to the calling task, which is suspended until the work is done: the work
+    /// and the task never use the context at once.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled before the work starts, or while it runs and
+    ///   the store stops it (nothing is committed then); otherwise what `body` throws.
+    nonisolated(nonsending) func performBlocking<T>(_ body: @escaping () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let token = CancellationToken()
+        let work = Handoff(value: body)
+        let store = self.store
+        let result: Handoff<T> = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                store.runBlocking {
+                    do {
+                        try token.checkCancellation()
+                        let value = try token.makeCurrent { try work.value() }
+                        continuation.resume(returning: Handoff(value: value))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            token.cancel()
+        }
+        return result.value
+    }
+
+    /// Writes every pending change in one transaction, like ``save()``, without blocking a thread of the
+    /// cooperative pool.
+    ///
+    /// - Throws: As ``save()``; `CancellationError` when the task was cancelled before the commit (nothing
+    ///   is written then, and the changes stay pending).
+    public nonisolated(nonsending) func save() async throws {
+        try await performBlocking { try self.save() }
+    }
+
+    /// The objects matching a request, like ``fetch(_:)``, without blocking a thread of the cooperative pool.
+    ///
+    /// - Throws: As ``fetch(_:)``; `CancellationError` when the task was cancelled.
+    public nonisolated(nonsending) func fetch(_ request: FetchRequest) async throws -> [ManagedObject] {
+        try await performBlocking { try self.fetch(request) }
+    }
+
+    /// The object with this ID, like ``existingObject(with:)``, without blocking a thread of the cooperative
+    /// pool.
+    ///
+    /// - Throws: As ``existingObject(with:)``; `CancellationError` when the task was cancelled.
+    public nonisolated(nonsending) func existingObject(with id: ManagedObjectID) async throws -> ManagedObject {
+        try await performBlocking { try self.existingObject(with: id) }
+    }
+}

@@ -1,0 +1,185 @@
+import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+/// The async API: the seed's calls with `await`, on threads of the store, cancellable.
+@Suite struct AsyncAPITests {
+    /// A store on a fresh schema migrated to the example model (async body).
+    func withStore(
+        _ function: String = #function, poolSize: Int = 4,
+        _ body: (PostgresStore, _ url: String, _ schema: String) async throws -> Void
+    ) async throws {
+        guard let url = TestDatabase.url else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
+            }
+            return
+        }
+        let schema = "cvtest_" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
+        _ = try await Migrator(url: url, schema: schema).migrate(
+            try Migration.load(from: TestDatabase.migrationsDirectory))
+        let store = try PostgresStore(url: url, model: try ExampleModel.make(), schema: schema, poolSize: poolSize)
+        defer { store.close() }
+        try await body(store, url, schema)
+    }
+
+    @Test func theSeedsCallsWorkWithAwaitOnBothStores() async throws {
+        let memory = MemoryStore(model: ExampleModel.model)
+        try await roundTrip(memory)
+        try await withStore { store, _, _ in try await roundTrip(store) }
+    }
+
+    private func roundTrip(_ store: any Store) async throws {
+        let context = ManagedObjectContext(store: store)
+        try await Author(id: "a", name: "Ann").save(context)
+        try await [Author(id: "b", name: "Bob"), Author(id: "c", name: "Cy")].saveAll(context)
+        var car = Fixtures.car("Async")
+        try await car.save(context)
+        #expect(car.objectID?.isTemporary == false)
+
+        let fresh = ManagedObjectContext(store: store)
+        let authors: [Author] = try await Author.query(
+            fresh, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+        #expect(authors.map(\.name) == ["Ann", "Bob", "Cy"])
+        let objects = try await fresh.fetch(FetchRequest(entityName: "Car"))
+        #expect(try objects.map { try Car.fromObject($0) }.map(\.name) == ["Async"])
+        let boxed = try await [Author(id: "a", name: "Anne")].toObjects(fresh)
+        #expect(boxed.count == 1 && !boxed[0].isInserted)
+        try await fresh.save()
+        try await Author(id: "b", name: "Bob").delete(fresh)
+        #expect(try await car.delete(fresh))
+
+        let check = ManagedObjectContext(store: store)
+        let left: [Author] = try await Author.query(
+            check, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+        #expect(left.map(\.name) == ["Anne", "Cy"])
+        #expect(try await check.fetch(FetchRequest(entityName: "Car")).isEmpty)
+    }
+
+    /// 64 tasks of saves and queries against a pool of 4 never starve a task of the cooperative pool: the
+    /// work waits on the store's threads, not on the pool's.
+    @Test func manyConcurrentCallsLeaveTheCooperativePoolFree() async throws {
+        try await withStore(poolSize: 4) { store, _, _ in
+            let done = Heartbeat()
+            let beat = Task {
+                var last = ContinuousClock.now
+                var largest = Duration.zero
+                while !done.isSet {
+                    try? await Task.sleep(for: .milliseconds(2))
+                    let now = ContinuousClock.now
+                    largest = max(largest, now - last)
+                    last = now
+                }
+                return largest
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<64 {
+                    group.addTask {
+                        let context = ManagedObjectContext(store: store)
+                        for round in 0..<5 {
+                            let authors = (0..<50).map { Author(id: "t\(task)-\(round)-\($0)", name: "n\($0)") }
+                            try await authors.saveAll(context)
+                            let found: [Author] = try await Author.query(
+                                context, predicate: .key("name") == "n7", sortDescriptors: nil)
+                            #expect(found.count >= round + 1)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            done.set()
+            let largest = await beat.value
+            let stored = try store.fetch(FetchRequest(entityName: "Author")).count
+            #expect(stored == 64 * 5 * 50)
+            // Blocking calls on the cooperative pool stalled this heartbeat for 0.9-1 s in the issue's run; the
+            // bound leaves room for a loaded 2-core machine running other tests at once.
+            #expect(largest < .milliseconds(400), "largest heartbeat gap \(largest)")
+        }
+    }
+
+    /// A cancelled save stops its running statement on the server, commits nothing, throws
+    /// `CancellationError`, and leaves the pool's one connection healthy.
+    @Test func cancellingASaveCancelsItsStatementAndCommitsNothing() async throws {
+        try await withStore(poolSize: 1) { store, url, schema in
+            let table = SQLIdentifier("Author", schema: schema).quoted
+            let function = SQLIdentifier("cv_slow", schema: schema).quoted
+            try TestDatabase.execute(
+                url,
+                """
+                CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
+                $$ BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
+                CREATE TRIGGER cv_slow BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)();
+                """)
+            let started = ContinuousClock.now
+            let save = Task {
+                let context = ManagedObjectContext(store: store)
+                try await Author(id: "slow", name: "S").save(context)
+            }
+            // Wait until the server runs the statement, then cancel the task.
+            try await waitUntil {
+                let active = try Connection(url).query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+                return try active.decode(Int64.self, row: 0, column: 0) > 0
+            }
+            save.cancel()
+            await #expect(throws: CancellationError.self) { try await save.value }
+            #expect(ContinuousClock.now - started < .seconds(20))
+            try TestDatabase.execute(url, "DROP TRIGGER cv_slow ON \(table)")
+            #expect(try store.fetch(FetchRequest(entityName: "Author")).isEmpty)
+            // The pool's only connection works again.
+            let context = ManagedObjectContext(store: store)
+            try await Author(id: "after", name: "A").save(context)
+            #expect(try store.fetch(FetchRequest(entityName: "Author")).count == 1)
+        }
+    }
+
+    @Test func aTaskCancelledBeforeTheCallSendsNothing() async throws {
+        try await withStore { store, _, _ in
+            let before = store.statistics.statements
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                let context = ManagedObjectContext(store: store)
+                try await Author(id: "x", name: "X").save(context)
+            }
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(store.statistics.statements == before)
+        }
+    }
+
+    @Test func theMigratorWorksWithAwait() async throws {
+        guard let url = TestDatabase.url else { return }
+        let schema = "cvtest_" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
+        let migrator = try Migrator(url: url, schema: schema)
+        let files = try Migration.load(from: TestDatabase.migrationsDirectory)
+        let applied = try await migrator.migrate(files)
+        #expect(applied.count == files.count && !files.isEmpty)
+        #expect(try await migrator.status(files).allSatisfy { $0.state == .applied })
+        #expect(try await migrator.migrate(files).isEmpty)
+        #expect(try await migrator.diff(model: try ExampleModel.make()).statements.isEmpty)
+    }
+
+    private func waitUntil(_ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met within 15 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// A flag set once, read from another task.
+private final class Heartbeat: @unchecked Sendable {
+    // @unchecked: `value` is read and written under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
