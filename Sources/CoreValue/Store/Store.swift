@@ -38,9 +38,32 @@ public protocol Store: AnyObject, Sendable {
     /// running one from its handler. The default runs `work` at once on the calling thread, for stores that
     /// never block (``MemoryStore``).
     func runBlocking(_ work: @escaping @Sendable () -> Void)
+
+    /// The stored rows that match a request, in the request's order, handed to `body` in batches of at most
+    /// `batchSize` rows, with their relationships' keys, as ``fetch(_:)-(FetchRequest)`` would return them; `body`
+    /// returns `false` to stop early.
+    ///
+    /// A store keeps only a batch or so in memory at a time whatever the number of rows (`PostgresStore`
+    /// reads through a cursor in one read-only transaction). The default fetches everything and hands it out
+    /// in slices, for stores that hold their rows in memory anyway.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``, and what `body` throws (which ends the stream).
+    func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws
 }
 
 extension Store {
+    /// Fetches every row, then hands them to `body` in slices of `batchSize`.
+    public func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws {
+        let rows = try fetch(request)
+        let size = max(1, batchSize)
+        var start = 0
+        while start < rows.count {
+            let end = min(start + size, rows.count)
+            guard try body(Array(rows[start..<end])) else { return }
+            start = end
+        }
+    }
+
     /// Runs `work` at once on the calling thread: for stores whose calls never block.
     public func runBlocking(_ work: @escaping @Sendable () -> Void) {
         work()

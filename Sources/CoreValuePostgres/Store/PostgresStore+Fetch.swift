@@ -46,6 +46,44 @@ extension PostgresStore {
         return try read([(entity, try fetchStatements.rows(of: entity, key: key, values: values))])
     }
 
+    /// The rows that match a request, in the request's order, in batches of at most `batchSize`, through a
+    /// server-side cursor: memory holds one batch whatever the number of rows.
+    ///
+    /// One read-only repeatable-read transaction (so every batch and its relationships come from one
+    /// snapshot) that sends `DECLARE ... CURSOR`, then per batch one `FETCH` and one statement per
+    /// relationship loaded separately. The connection is held until the last batch was handed out or `body`
+    /// returned `false`. Nothing is retried once a batch was handed out.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
+    public func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws {
+        let request = try request.validated(in: model)
+        let entity = try model.entity(request.entityName)
+        let layout = try index.entity(entity.name).layout
+        let rows = try fetchStatements.rows(for: request)
+        let size = max(1, batchSize)
+        let cursor = SQLIdentifier("_corevalue_stream")
+        var delivered = false
+        try withRetries {
+            // A stream that already handed out rows can't be repeated without handing them out twice.
+            if delivered { throw PostgresStoreError(.unexpectedResult, "the stream broke after its first batch") }
+            try withRunner { runner in
+                try runner.transaction(isolation: .repeatableRead, readOnly: true) { runner in
+                    try runner.run("DECLARE \(cursor) NO SCROLL CURSOR FOR " + rows)
+                    while true {
+                        // FETCH takes no parameters; the count is an integer of ours.
+                        let result = try runner.run(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)")
+                        var batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
+                            from: result)
+                        guard !batch.isEmpty else { break }
+                        try loadRelationships(of: entity, into: &batch, runner)
+                        delivered = true
+                        guard try body(batch), batch.count == size else { break }
+                    }
+                }
+            }
+        }
+    }
+
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
     private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
         guard !queries.isEmpty else { return [] }
