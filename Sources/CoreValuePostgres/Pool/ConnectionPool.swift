@@ -24,14 +24,17 @@ package final class ConnectionPool: @unchecked Sendable {
     private var idle: [Connection] = []
     private var open = 0
     private var closed = false
+    private let events: EventSink
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when `capacity` is less than 1 or the timeout
     ///   is not positive.
-    package init(configuration: ConnectionConfiguration, capacity: Int, checkoutTimeout: Duration = .seconds(30))
-        throws
-    {
+    init(
+        configuration: ConnectionConfiguration, capacity: Int, checkoutTimeout: Duration = .seconds(30),
+        events: EventSink = EventSink(handler: nil)
+    ) throws {
+        self.events = events
         guard capacity >= 1 else {
             throw PostgresStoreError(.invalidConfiguration, "pool size must be at least 1, got \(capacity)")
         }
@@ -90,14 +93,21 @@ package final class ConnectionPool: @unchecked Sendable {
     private func checkOut() throws -> Connection {
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
+        var waitStarted: ContinuousClock.Instant?
         while !closed && idle.isEmpty && open >= capacity {
+            if events.isActive, waitStarted == nil { waitStarted = .now }
             if !condition.wait(until: deadline), !closed && idle.isEmpty && open >= capacity {
                 condition.unlock()
-                throw PostgresStoreError(
+                let error = PostgresStoreError(
                     .poolTimeout,
                     "no connection became free within \(checkoutTimeout) (all \(capacity) are in use)")
+                events.send(StoreEvent(kind: .poolWait, duration: checkoutTimeout, error: error))
+                throw error
             }
         }
+        let waited = waitStarted.map { ContinuousClock.now - $0 }
+        // At exit, after the lock is released on every path: a handler may call into the store.
+        defer { if let waited { events.send(StoreEvent(kind: .poolWait, duration: waited)) } }
         guard !closed else {
             condition.unlock()
             throw PostgresStoreError(.poolClosed, "the connection pool is closed")
@@ -124,7 +134,9 @@ package final class ConnectionPool: @unchecked Sendable {
     /// Opens a connection for a slot already counted in `open`; gives the slot back on failure.
     private func replace() throws -> Connection {
         do {
-            return try Connection(configuration)
+            let connection = try Connection(configuration)
+            events.send(StoreEvent(kind: .connectionOpened))
+            return connection
         } catch {
             condition.lock()
             open -= 1
@@ -146,6 +158,9 @@ package final class ConnectionPool: @unchecked Sendable {
         let stale = broken ? takeIdle() : []
         if stale.isEmpty { condition.signal() } else { condition.broadcast() }
         condition.unlock()
+        // Events are sent outside the lock: a handler may call into the store.
+        if !reusable { events.send(StoreEvent(kind: .connectionDiscarded)) }
+        for _ in stale { events.send(StoreEvent(kind: .connectionDiscarded)) }
         if !keep { connection.close() }
         for connection in stale { connection.close() }
     }

@@ -87,8 +87,10 @@ extension PostgresStore {
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
     private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
         guard !queries.isEmpty else { return [] }
+        // A statement timeout is set per transaction, so with one even a single statement gets one.
         let needsTransaction =
-            queries.count > 1 || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
+            configuration.statementTimeout != nil || queries.count > 1
+            || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
         return try withRetries {
             try withRunner { runner in
                 guard needsTransaction else { return try readAll(queries, runner) }

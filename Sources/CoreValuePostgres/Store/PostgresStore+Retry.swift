@@ -17,7 +17,9 @@ extension PostgresStore {
                 counter.record { $0.retries += 1 }
                 // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
                 let base = min(0.2, 0.005 * Double(1 << min(attempt - 1, 6)))
-                Thread.sleep(forTimeInterval: base * Double.random(in: 0.5...1.5))
+                let pause = base * Double.random(in: 0.5...1.5)
+                events.send(StoreEvent(kind: .retry, duration: .seconds(pause), attempt: attempt, error: error))
+                Thread.sleep(forTimeInterval: pause)
                 attempt += 1
             }
         }

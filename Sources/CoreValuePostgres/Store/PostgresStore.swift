@@ -17,17 +17,17 @@ import LibPQ
 public final class PostgresStore: Store {
     /// The model the store was opened with.
     public let model: ManagedObjectModel
+    /// What the store was opened with.
+    public let configuration: Configuration
     /// The schema the tables live in, or `nil` for the connection's search path.
-    public let schema: String?
+    public var schema: String? { configuration.schema }
     /// How many times a transaction that failed with a serialization failure or deadlock is tried in all.
-    public let maxAttempts: Int
+    public var maxAttempts: Int { configuration.maxAttempts }
     /// The channel each committed save announces its changes on (see ``ChangeListener``), or `nil`.
-    public let notificationChannel: String?
+    public var notificationChannel: String? { configuration.notificationChannel }
     /// Whether the store only reads (a standby, or a replica behind `target_session_attrs=prefer-standby`):
     /// ``apply(_:)`` throws ``PostgresStoreError/Code/readOnlyStore`` before sending anything.
-    public let isReadOnly: Bool
-    /// Where the store connects (the password redacted in descriptions).
-    public let configuration: ConnectionConfiguration
+    public var isReadOnly: Bool { configuration.readOnly }
     let mapping: SchemaMapping
     /// The model's lookups, for the checks shared with `MemoryStore`.
     let index: ModelIndex
@@ -35,60 +35,73 @@ public final class PostgresStore: Store {
     let writeStatements: WriteStatements
     let pool: ConnectionPool
     let counter = StatisticsCounter()
+    /// Where ``Configuration/onEvent`` events go.
+    let events: EventSink
     /// The threads that run the blocking work of async calls (``runBlocking(_:)``).
     let executor: BlockingExecutor
 
-    /// Opens a store on a database, checking that its tables match the model.
+    /// Opens a store on a database, checking that its tables match the model (unless
+    /// ``Configuration/verifySchema`` is off).
     ///
-    /// - Parameters:
-    ///   - configuration: Where to connect.
-    ///   - model: The model whose tables the database holds.
-    ///   - schema: The schema of the tables; `nil` uses the search path.
-    ///   - poolSize: The largest number of connections open at once.
-    ///   - maxAttempts: How many times a transaction is tried when it fails with 40001 or 40P01.
-    ///   - verifySchema: Whether to compare the database with the model now.
-    ///   - checkoutTimeout: How long a call waits for a free pooled connection before it throws
-    ///     ``PostgresStoreError/Code/poolTimeout``.
-    ///   - notificationChannel: When set, every committed save also sends one `NOTIFY` on this channel
-    ///     (inside its transaction, one more statement) listing the rows it changed; see ``ChangeListener``.
-    ///   - readOnly: Open a store that only fetches, for a hot standby: fetches run as they always do (in
-    ///     read-only transactions when they take several statements) and saves are refused up front.
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
     ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
     ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
-    ///   size below 1, a timeout that is not positive, or a channel name that is empty or over 63 bytes.
-    public init(
-        configuration: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4,
-        maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30),
-        notificationChannel: String? = nil, readOnly: Bool = false
-    ) throws {
-        if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }
-        self.notificationChannel = notificationChannel
-        self.isReadOnly = readOnly
+    ///   size or `maxAttempts` below 1, a timeout that is not positive, or a channel name that is empty or over
+    ///   63 bytes.
+    public init(model: ManagedObjectModel, configuration: Configuration) throws {
+        try configuration.validate()
         self.configuration = configuration
         self.model = model
-        self.schema = schema
-        self.maxAttempts = max(1, maxAttempts)
         self.mapping = SchemaMapping(model: model)
         self.index = ModelIndex(model)
         try mapping.validate()
-        self.fetchStatements = FetchStatements(mapping: mapping, schema: schema)
-        self.writeStatements = WriteStatements(schema: schema)
+        self.fetchStatements = FetchStatements(mapping: mapping, schema: configuration.schema)
+        self.writeStatements = WriteStatements(schema: configuration.schema)
+        self.events = EventSink(handler: configuration.onEvent)
         self.pool = try ConnectionPool(
-            configuration: configuration, capacity: poolSize, checkoutTimeout: checkoutTimeout)
-        self.executor = BlockingExecutor(threadCount: poolSize, name: "CoreValuePostgres")
-        if verifySchema { try verify() }
+            configuration: configuration.connection, capacity: configuration.poolSize,
+            checkoutTimeout: configuration.checkoutTimeout, events: events)
+        self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
+        if configuration.verifySchema { try verify() }
+    }
+
+    /// Opens a store on a database given by a URL or `key=value` connection string, with `configuration`'s
+    /// other settings (its `connection` is replaced by the URL's).
+    ///
+    /// - Throws: As ``init(model:configuration:)``, and the driver's error for a malformed connection string.
+    public convenience init(url: String, model: ManagedObjectModel, configuration: Configuration) throws {
+        var configuration = configuration
+        configuration.connection = try ConnectionConfiguration(url)
+        try self.init(model: model, configuration: configuration)
     }
 
     deinit {
         executor.stop()
     }
 
+    /// Opens a store on a database, checking that its tables match the model.
+    ///
+    /// The parameters are those of ``Configuration``, which ``init(model:configuration:)`` takes as one value.
+    ///
+    /// - Throws: As ``init(model:configuration:)``.
+    public convenience init(
+        configuration connection: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil,
+        poolSize: Int = 4, maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30),
+        notificationChannel: String? = nil, readOnly: Bool = false
+    ) throws {
+        var configuration = Configuration(connection: connection, schema: schema)
+        configuration.poolSize = poolSize
+        configuration.maxAttempts = maxAttempts
+        configuration.verifySchema = verifySchema
+        configuration.checkoutTimeout = checkoutTimeout
+        configuration.notificationChannel = notificationChannel
+        configuration.readOnly = readOnly
+        try self.init(model: model, configuration: configuration)
+    }
+
     /// Opens a store on a database given by a URL or `key=value` connection string.
     ///
-    /// - Throws: As
-    ///   ``init(configuration:model:schema:poolSize:maxAttempts:verifySchema:checkoutTimeout:notificationChannel:readOnly:)``,
-    ///   and the driver's error for a malformed connection string.
+    /// - Throws: As ``init(model:configuration:)``, and the driver's error for a malformed connection string.
     public convenience init(
         url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
         verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30), notificationChannel: String? = nil,
@@ -109,7 +122,7 @@ public final class PostgresStore: Store {
             throw PostgresStoreError(
                 .invalidConfiguration, "the store was opened without a notificationChannel; nothing to listen to")
         }
-        return try ChangeListener(configuration: configuration, channel: notificationChannel)
+        return try ChangeListener(configuration: configuration.connection, channel: notificationChannel)
     }
 
     /// The counters of the work done so far.
@@ -136,6 +149,12 @@ public final class PostgresStore: Store {
         executor.submit(work)
     }
 
+    private func runner(on connection: Connection, cancellation: CancellationToken?) -> StatementRunner {
+        StatementRunner(
+            connection: connection, counter: counter, cancellation: cancellation, events: events,
+            statementTimeout: configuration.statementTimeoutMilliseconds)
+    }
+
     /// Runs `body` with a connection, counting its statements.
     ///
     /// In the blocking work of an async call (``CancellationToken/current`` is set), a cancelled call throws
@@ -145,7 +164,7 @@ public final class PostgresStore: Store {
     func withRunner<T>(_ body: (StatementRunner) throws -> T) throws -> T {
         guard let token = CancellationToken.current else {
             return try pool.withConnection { connection in
-                try body(StatementRunner(connection: connection, counter: counter))
+                try body(runner(on: connection, cancellation: nil))
             }
         }
         try token.checkCancellation()
@@ -153,7 +172,7 @@ public final class PostgresStore: Store {
             return try pool.withConnection { connection in
                 let canceller = try connection.makeCanceller()
                 return try token.whileRunning(onCancel: { try? canceller.cancel() }) {
-                    try body(StatementRunner(connection: connection, counter: counter, cancellation: token))
+                    try body(runner(on: connection, cancellation: token))
                 }
             }
         } catch let error as DatabaseError where error.sqlState == .queryCanceled && token.isCancelled {

@@ -1,4 +1,5 @@
 import CoreValue
+import Foundation
 import LibPQ
 
 /// Sends ``SQL`` on one connection, converting binds to wire values and counting statements.
@@ -7,6 +8,10 @@ struct StatementRunner {
     let counter: StatisticsCounter
     /// The async call this runner works for: no statement is sent once it is cancelled.
     var cancellation: CancellationToken? = nil
+    /// Where statement events go.
+    var events = EventSink(handler: nil)
+    /// `statement_timeout` in milliseconds, set at the start of each transaction; `nil`: the server's.
+    var statementTimeout: Int64? = nil
 
     /// Runs one statement.
     ///
@@ -24,7 +29,20 @@ struct StatementRunner {
             $0.statements += 1
             $0.roundTrips += 1
         }
-        return try connection.query(sql.text, parameters)
+        guard events.isActive else { return try connection.query(sql.text, parameters) }
+        let started = ContinuousClock.now
+        do {
+            let result = try connection.query(sql.text, parameters)
+            events.send(
+                StoreEvent(
+                    kind: .statement, sql: sql.text, duration: ContinuousClock.now - started,
+                    rowCount: result.rowCount > 0 ? result.rowCount : result.affectedRows))
+            return result
+        } catch {
+            events.send(
+                StoreEvent(kind: .statement, sql: sql.text, duration: ContinuousClock.now - started, error: error))
+            throw error
+        }
     }
 
     /// Runs `body` in a transaction (counting its `BEGIN` and `COMMIT`).
@@ -36,7 +54,14 @@ struct StatementRunner {
             $0.roundTrips += 2
         }
         return try connection.withTransaction(isolation: isolation, readOnly: readOnly) { connection in
-            try body(StatementRunner(connection: connection, counter: counter, cancellation: cancellation))
+            let runner = StatementRunner(
+                connection: connection, counter: counter, cancellation: cancellation, events: events,
+                statementTimeout: statementTimeout)
+            if let statementTimeout {
+                // Transaction-scoped, so nothing outlives the transaction on a connection pgbouncer shares.
+                try runner.run(SQL(unsafeRaw: "SET LOCAL statement_timeout = \(statementTimeout)"))
+            }
+            return try body(runner)
         }
     }
 }

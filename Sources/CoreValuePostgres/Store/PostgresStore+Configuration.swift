@@ -1,0 +1,76 @@
+import CoreValue
+import Foundation
+import LibPQ
+
+extension PostgresStore {
+    /// Everything a store is opened with, with defaults for all but where to connect.
+    ///
+    /// ```swift
+    /// var configuration = try PostgresStore.Configuration(url: "postgresql://localhost/app", schema: "app")
+    /// configuration.poolSize = 8
+    /// configuration.statementTimeout = .seconds(5)
+    /// configuration.onEvent = { event in logger.debug("\(event)") }
+    /// let store = try PostgresStore(model: model, configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where to connect: a URL or `key=value` string, parsed (the password is redacted in descriptions).
+        public var connection: ConnectionConfiguration
+        /// The schema the tables live in; `nil` uses the connection's search path.
+        public var schema: String?
+        /// The largest number of connections open at once (also the number of threads async calls use).
+        public var poolSize = 4
+        /// How long a call waits for a free pooled connection before it throws
+        /// ``PostgresStoreError/Code/poolTimeout``.
+        public var checkoutTimeout: Duration = .seconds(30)
+        /// How many times a transaction is tried in all when it fails with a serialization failure (40001), a
+        /// deadlock (40P01) or a connection lost before its `COMMIT` was sent.
+        public var maxAttempts = 5
+        /// When set, every committed save also sends one `NOTIFY` on this channel listing the rows it changed
+        /// (see ``ChangeListener``).
+        public var notificationChannel: String?
+        /// Open a store that only fetches (for a hot standby): saves are refused up front with
+        /// ``PostgresStoreError/Code/readOnlyStore``.
+        public var readOnly = false
+        /// The longest a statement may run; the server cancels it after that (57014, as `DatabaseError`).
+        /// Sent as `SET LOCAL statement_timeout` in each transaction (never session state, so it works behind
+        /// pgbouncer), which makes a one-statement fetch a transaction too. `nil`: the server's setting.
+        public var statementTimeout: Duration?
+        /// Whether opening the store compares the database's tables with the model.
+        public var verifySchema = true
+        /// Receives a ``StoreEvent`` for each statement, retry and pool event, on the thread that did the
+        /// work; keep it fast. `nil` (the default): nothing is measured.
+        public var onEvent: (@Sendable (StoreEvent) -> Void)?
+
+        /// A configuration for a parsed connection.
+        public init(connection: ConnectionConfiguration, schema: String? = nil) {
+            self.connection = connection
+            self.schema = schema
+        }
+
+        /// A configuration for a URL or `key=value` connection string.
+        ///
+        /// - Throws: The driver's error for a malformed connection string.
+        public init(url: String, schema: String? = nil) throws {
+            self.init(connection: try ConnectionConfiguration(url), schema: schema)
+        }
+
+        /// The checks the store's initialiser makes before connecting.
+        func validate() throws {
+            if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }
+            guard maxAttempts >= 1 else {
+                throw PostgresStoreError(.invalidConfiguration, "maxAttempts must be at least 1, got \(maxAttempts)")
+            }
+            if let statementTimeout, statementTimeout <= .zero {
+                throw PostgresStoreError(
+                    .invalidConfiguration, "the statement timeout must be positive, got \(statementTimeout)")
+            }
+        }
+
+        /// `statement_timeout` in whole milliseconds (at least 1), for `SET LOCAL`.
+        var statementTimeoutMilliseconds: Int64? {
+            guard let statementTimeout else { return nil }
+            let (seconds, attoseconds) = statementTimeout.components
+            return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+/// `PostgresStore.Configuration`: one value with defaults, the statement timeout, and the event hook.
+@Suite struct ConfigurationTests {
+    @Test func badSettingsAreTypedErrorsBeforeConnecting() throws {
+        var configuration = try PostgresStore.Configuration(url: "postgresql://nobody@127.0.0.1:1/none")
+        configuration.maxAttempts = 0
+        #expect(throws: PostgresStoreError.self) {
+            try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        }
+        configuration.maxAttempts = 3
+        configuration.statementTimeout = .zero
+        #expect {
+            try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .invalidConfiguration
+                && "\(error)".contains("statement timeout")
+        }
+        configuration.statementTimeout = nil
+        configuration.poolSize = 0
+        #expect(throws: PostgresStoreError.self) {
+            try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        }
+    }
+
+    @Test func eventsNameEveryStatementButNeverAValue() async throws {
+        try await withConfiguredStore { configuration in
+            configuration.statementTimeout = .seconds(5)
+        } _: { store, events, _, _ in
+            let context = ManagedObjectContext(store: store)
+            try Author(id: "id-secret-4711", name: "name-secret-0815").save(context)
+            let found: [Author] = try Author.query(
+                ManagedObjectContext(store: store), predicate: .key("name") == "name-secret-0815")
+            #expect(found.count == 1)
+            let all = events.all
+            let statements = all.filter { $0.kind == .statement }
+            #expect(statements.contains { $0.sql?.contains("INSERT INTO") == true && $0.rowCount == 1 })
+            #expect(statements.contains { $0.sql == "SET LOCAL statement_timeout = 5000" })
+            #expect(statements.allSatisfy { $0.duration != nil && $0.error == nil })
+            #expect(all.contains { $0.kind == .connectionOpened })
+            #expect(!all.contains { "\($0)".contains("secret") })
+        }
+    }
+
+    @Test func theStatementTimeoutStopsASlowSaveAndCommitsNothing() async throws {
+        try await withConfiguredStore { configuration in
+            configuration.statementTimeout = .milliseconds(300)
+        } _: { store, events, url, schema in
+            try slowInserts(url, schema, seconds: 10)
+            let started = ContinuousClock.now
+            #expect {
+                try Author(id: "slow", name: "S").save(ManagedObjectContext(store: store))
+            } throws: { error in
+                (error as? DatabaseError)?.sqlState == .queryCanceled
+            }
+            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(events.all.contains { $0.kind == .statement && $0.error != nil })
+            try TestDatabase.execute(url, "DROP TRIGGER cv_slow ON \(SQLIdentifier("Author", schema: schema).quoted)")
+            #expect(try store.fetch(FetchRequest(entityName: "Author")).isEmpty)
+        }
+    }
+
+    @Test func aCallerThatWaitsForAConnectionIsAnEvent() async throws {
+        try await withConfiguredStore { configuration in
+            configuration.poolSize = 1
+        } _: { store, events, url, schema in
+            try slowInserts(url, schema, seconds: 0.3)
+            // Two threads of the caller's (async calls would queue on the store's one thread instead).
+            let failures = EventLog()
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do {
+                    try Author(id: "w\(index)", name: "W").save(ManagedObjectContext(store: store))
+                } catch {
+                    failures.append(StoreEvent(kind: .statement, error: error))
+                }
+            }
+            #expect(failures.all.isEmpty)
+            #expect(events.all.contains { $0.kind == .poolWait && ($0.duration ?? .zero) > .zero && $0.error == nil })
+        }
+    }
+
+    /// A trigger that makes every insert into Author sleep.
+    private func slowInserts(_ url: String, _ schema: String, seconds: Double) throws {
+        let table = SQLIdentifier("Author", schema: schema).quoted
+        let function = SQLIdentifier("cv_slow", schema: schema).quoted
+        try TestDatabase.execute(
+            url,
+            """
+            CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN PERFORM pg_sleep(\(seconds)); RETURN NEW; END $$;
+            CREATE TRIGGER cv_slow BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)();
+            """)
+    }
+
+    private func withConfiguredStore(
+        _ function: String = #function, _ configure: (inout PostgresStore.Configuration) -> Void,
+        _ body: (PostgresStore, EventLog, _ url: String, _ schema: String) async throws -> Void
+    ) async throws {
+        guard let url = TestDatabase.url else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
+            }
+            return
+        }
+        let schema = "cvtest_" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
+        _ = try await Migrator(url: url, schema: schema).migrate(
+            try Migration.load(from: TestDatabase.migrationsDirectory))
+        let events = EventLog()
+        var configuration = try PostgresStore.Configuration(url: url, schema: schema)
+        configuration.onEvent = { events.append($0) }
+        configure(&configuration)
+        let store = try PostgresStore(model: try ExampleModel.make(), configuration: configuration)
+        defer { store.close() }
+        try await body(store, events, url, schema)
+    }
+}
+
+/// Events collected from any thread.
+final class EventLog: @unchecked Sendable {
+    // @unchecked: `events` is read and written under `lock`.
+    private let lock = NSLock()
+    private var events: [StoreEvent] = []
+    func append(_ event: StoreEvent) { lock.withLock { events.append(event) } }
+    var all: [StoreEvent] { lock.withLock { events } }
+}
