@@ -79,7 +79,7 @@ format:
 # DocC sites for CoreValue and CoreValuePostgres in .build/docs/<Module>, from the public symbol graphs.
 docs: deps
 	$(SWIFT) package dump-symbol-graph --minimum-access-level public >/dev/null
-	@set -e; for module in CoreValue CoreValuePostgres; do \
+	@set -e; for module in CoreValue CoreValuePostgres CoreValueTesting; do \
 		rm -rf .build/sg/$$module && mkdir -p .build/sg/$$module; \
 		cp .build/*/symbolgraph/$$module.symbols.json .build/sg/$$module/; \
 		cp .build/*/symbolgraph/$$module@*.symbols.json .build/sg/$$module/ 2>/dev/null || true; \
@@ -88,7 +88,7 @@ docs: deps
 			--fallback-display-name $$module --fallback-bundle-identifier org.corevalue.$$module \
 			--output-path .build/docs/$$module $(DOCC_FLAGS); \
 	done
-	@echo "docs: .build/docs/CoreValue and .build/docs/CoreValuePostgres"
+	@echo "docs: .build/docs/CoreValue, .build/docs/CoreValuePostgres and .build/docs/CoreValueTesting"
 
 clean:
 	$(SWIFT) package clean

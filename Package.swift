@@ -10,6 +10,8 @@ let package = Package(
         // The driver, for the types that appear in CoreValuePostgres's API (DatabaseError, SQLState,
         // ConnectionConfiguration). CLibPQ stays internal.
         .library(name: "LibPQ", targets: ["LibPQ"]),
+        // Isolated, migrated schemas for users' own integration tests (Swift Testing or XCTest).
+        .library(name: "CoreValueTesting", targets: ["CoreValueTesting"]),
         .executable(name: "corevalue", targets: ["corevalue"]),
     ],
     dependencies: [],
@@ -26,6 +28,8 @@ let package = Package(
         .target(name: "CoreValue"),
         // PostgresStore: the storage protocol on LibPQ.
         .target(name: "CoreValuePostgres", dependencies: ["CoreValue", "LibPQ"]),
+        // A schema per test on the server in DATABASE_URL, migrated and dropped afterwards.
+        .target(name: "CoreValueTesting", dependencies: ["CoreValue", "CoreValuePostgres", "LibPQ"]),
         // The example model shared by the demo, the benchmark and the tests. Not a product.
         .target(name: "CoreValueExamples", dependencies: ["CoreValue"]),
         .executableTarget(
@@ -42,10 +46,10 @@ let package = Package(
             dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples"]
         ),
         .testTarget(name: "CoreValueTests", dependencies: ["CoreValue", "CoreValueExamples"]),
-        .testTarget(name: "LibPQTests", dependencies: ["LibPQ"]),
+        .testTarget(name: "LibPQTests", dependencies: ["LibPQ", "CoreValueTesting"]),
         .testTarget(
             name: "CoreValuePostgresTests",
-            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "LibPQ"]
+            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "CoreValueTesting", "LibPQ"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -69,19 +69,42 @@ import Testing
         try await withConfiguredStore { configuration in
             configuration.poolSize = 1
         } _: { store, events, url, schema in
-            try slowInserts(url, schema, seconds: 0.3)
-            // Two threads of the caller's (async calls would queue on the store's one thread instead).
+            try slowInserts(url, schema, seconds: 0.5)
+            // The first save holds the only connection (its insert sleeps); the second, from another thread,
+            // must wait for it. (Async calls would queue on the store's one thread instead.)
             let failures = EventLog()
-            DispatchQueue.concurrentPerform(iterations: 2) { index in
-                do {
-                    try Author(id: "w\(index)", name: "W").save(ManagedObjectContext(store: store))
-                } catch {
-                    failures.append(StoreEvent(kind: .statement, error: error))
-                }
+            let done = DispatchGroup()
+            for index in 0..<2 {
+                if index == 1 { try waitForSleep(url, schema) }
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    do {
+                        try Author(id: "w\(index)", name: "W").save(ManagedObjectContext(store: store))
+                    } catch {
+                        failures.append(StoreEvent(kind: .statement, error: error))
+                    }
+                }.start()
             }
+            done.wait()
             #expect(failures.all.isEmpty)
             #expect(events.all.contains { $0.kind == .poolWait && ($0.duration ?? .zero) > .zero && $0.error == nil })
         }
+    }
+
+    /// Waits until a backend sleeps in an insert into this schema.
+    private func waitForSleep(_ url: String, _ schema: String) throws {
+        let connection = try Connection(url)
+        defer { connection.close() }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let active = try connection.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND strpos(query, $1) > 0",
+                [try PostgresValue(schema)])
+            if try active.decode(Int64.self, row: 0, column: 0) > 0 { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("no insert into \(schema) started sleeping within 120 s")
     }
 
     /// A trigger that makes every insert into Author sleep.
@@ -101,23 +124,13 @@ import Testing
         _ function: String = #function, _ configure: (inout PostgresStore.Configuration) -> Void,
         _ body: (PostgresStore, EventLog, _ url: String, _ schema: String) async throws -> Void
     ) async throws {
-        guard let url = TestDatabase.url else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
-            }
-            return
-        }
-        let schema = "cvtest_" + UUID().uuidString.prefix(8).lowercased()
-        defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
-        _ = try await Migrator(url: url, schema: schema).migrate(
-            try Migration.load(from: TestDatabase.migrationsDirectory))
         let events = EventLog()
-        var configuration = try PostgresStore.Configuration(url: url, schema: schema)
-        configuration.onEvent = { events.append($0) }
-        configure(&configuration)
-        let store = try PostgresStore(model: try ExampleModel.make(), configuration: configuration)
-        defer { store.close() }
-        try await body(store, events, url, schema)
+        try await TestDatabase.withExampleStore(function) { configuration in
+            configuration.onEvent = { events.append($0) }
+            configure(&configuration)
+        } _: { store, url, schema in
+            try await body(store, events, url, schema)
+        }
     }
 }
 

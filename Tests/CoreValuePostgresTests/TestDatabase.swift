@@ -1,18 +1,17 @@
 import CoreValue
 import CoreValueExamples
 import CoreValuePostgres
+import CoreValueTesting
 import Foundation
 import LibPQ
 import Testing
 
-/// Access to the test server: `DATABASE_URL`, one fresh schema per test, dropped afterwards.
+/// Access to the test server through `CoreValueTesting`'s ``TestSchema``: `DATABASE_URL`, one fresh schema per
+/// test, dropped afterwards.
 ///
 /// Without `DATABASE_URL` a test is skipped with a printed message, unless `CI == "true"`, where it fails.
 enum TestDatabase {
-    static var url: String? {
-        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else { return nil }
-        return url
-    }
+    static var url: String? { TestSchema.url }
 
     /// The repository's root, found from this file's path.
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -21,27 +20,24 @@ enum TestDatabase {
     /// The repository's migrations directory.
     static var migrationsDirectory: URL { repositoryRoot.appendingPathComponent("migrations", isDirectory: true) }
 
+    /// Whether there is a server; records an issue (CI) or prints a skip message when there is none.
+    static func isAvailable(_ function: String) -> Bool {
+        if TestSchema.isAvailable { return true }
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
+        } else {
+            print("skipped \(function): DATABASE_URL is not set (run scripts/db-up.sh and export it)")
+        }
+        return false
+    }
+
     /// Runs `body` with the URL and a fresh, random schema name (the schema itself is not created); drops the
-    /// schema afterwards. Records an issue (CI) or prints a skip message when there is no database.
+    /// schema afterwards.
     static func withSchema(_ function: String = #function, _ body: (_ url: String, _ schema: String) throws -> Void)
         throws
     {
-        guard let url else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
-            } else {
-                print("skipped \(function): DATABASE_URL is not set (run scripts/db-up.sh and export it)")
-            }
-            return
-        }
-        let schema = "cvtest_" + UUID().uuidString.prefix(8).lowercased()
-        defer {
-            if let connection = try? Connection(url) {
-                try? connection.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE")
-                connection.close()
-            }
-        }
-        try body(url, schema)
+        guard isAvailable(function) else { return }
+        try TestSchema.withEmpty { try body($0.url, $0.name) }
     }
 
     /// Runs `body` with a store on a fresh schema migrated to the example model.
@@ -49,11 +45,25 @@ enum TestDatabase {
         _ function: String = #function, poolSize: Int = 4,
         _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
     ) throws {
-        try withSchema(function) { url, schema in
-            _ = try Migrator(url: url, schema: schema).migrate(try Migration.load(from: migrationsDirectory))
-            let store = try PostgresStore(url: url, model: try ExampleModel.make(), schema: schema, poolSize: poolSize)
-            defer { store.close() }
-            try body(store, url, schema)
+        guard isAvailable(function) else { return }
+        try TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory) {
+            $0.poolSize = poolSize
+        } _: { schema in
+            guard let store = schema.store else { return }
+            try body(store, schema.url, schema.name)
+        }
+    }
+
+    /// Runs `body` (async) with a store on a fresh schema migrated to the example model.
+    static func withExampleStore(
+        _ function: String = #function, configure: (inout PostgresStore.Configuration) -> Void = { _ in },
+        _ body: (PostgresStore, _ url: String, _ schema: String) async throws -> Void
+    ) async throws {
+        guard isAvailable(function) else { return }
+        try await TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory, configure: configure)
+        { schema in
+            guard let store = schema.store else { return }
+            try await body(store, schema.url, schema.name)
         }
     }
 

@@ -1,16 +1,14 @@
 import Foundation
+import CoreValueTesting
 import LibPQ
 import Testing
 
-/// Access to the integration database named by `DATABASE_URL`.
+/// Access to the integration database named by `DATABASE_URL`, through `CoreValueTesting`'s ``TestSchema``.
 ///
 /// Without `DATABASE_URL`, an integration test records an issue (fails) when `CI == "true"`, and is
 /// otherwise skipped with a message on standard output.
 enum TestDatabase {
-    static var url: String? {
-        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else { return nil }
-        return url
-    }
+    static var url: String? { TestSchema.url }
 
     /// The database URL, or `nil` after failing (CI) or announcing the skip (local runs).
     static func urlOrSkip(_ test: String = #function) -> String? {
@@ -24,24 +22,17 @@ enum TestDatabase {
     }
 
     /// Opens a connection whose `search_path` is a freshly created schema with a random name, runs `body`,
-    /// and drops the schema (through a new connection if the test broke or closed its own).
+    /// and drops the schema (after closing the connection, which ends any transaction the test left open).
     static func withSchema(
         _ test: String = #function, _ body: (_ connection: Connection, _ schema: String) throws -> Void
     ) throws {
-        guard let url = urlOrSkip(test) else { return }
-        let schema = "libpq_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let connection = try Connection(url)
-        try connection.execute("CREATE SCHEMA \(quoted(schema)); SET search_path TO \(quoted(schema))")
-        defer {
-            if connection.isBroken, let cleaner = try? Connection(url) {
-                try? cleaner.execute("DROP SCHEMA IF EXISTS \(quoted(schema)) CASCADE")
-                cleaner.close()
-            } else {
-                try? connection.execute("ROLLBACK; DROP SCHEMA IF EXISTS \(quoted(schema)) CASCADE")
-            }
-            connection.close()
+        guard urlOrSkip(test) != nil else { return }
+        try TestSchema.withEmpty { schema in
+            let connection = try Connection(schema.url)
+            defer { connection.close() }
+            try connection.execute("CREATE SCHEMA \(quoted(schema.name)); SET search_path TO \(quoted(schema.name))")
+            try body(connection, schema.name)
         }
-        try body(connection, schema)
     }
 
     /// A second connection to the same database, with `search_path` set to `schema`.

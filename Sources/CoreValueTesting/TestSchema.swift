@@ -1,0 +1,133 @@
+import CoreValue
+import CoreValuePostgres
+import Foundation
+import LibPQ
+
+/// A schema of its own for one test, on the PostgreSQL server in `DATABASE_URL`, dropped afterwards.
+///
+/// ```swift
+/// import CoreValueTesting
+/// import Testing
+///
+/// @Test(.enabled(if: TestSchema.isAvailable)) func savesAPerson() async throws {
+///     try await TestSchema.with(model: model) { schema in
+///         let context = ManagedObjectContext(store: schema.store)
+///         var alice = Person(name: "Alice", age: 34)
+///         try await alice.save(context)
+///         #expect(try await Person.query(context, predicate: nil).count == 1)
+///     }
+/// }
+/// ```
+///
+/// Each call creates a schema with a random name, migrates it (your migration files, or the DDL derived
+/// from the model), opens a `PostgresStore` on it, runs the body, then closes the
+/// store and drops the schema, also when the body throws. Tests can therefore run in parallel against one
+/// server (the `docker compose` one, or any). It works the same from Swift Testing and XCTest, sync and
+/// async. Without `DATABASE_URL` it throws ``TestSchemaError``, so a missing database fails a test rather
+/// than passing it silently. Guard with ``isAvailable`` to skip instead.
+public struct TestSchema: Sendable {
+    /// The server's connection string.
+    public let url: String
+    /// The schema's name (`cvtest_` and eight random characters).
+    public let name: String
+    /// A store on the schema, for the model given; `nil` for ``withEmpty(_:)``.
+    public let store: PostgresStore?
+
+    /// The environment variable that names the server.
+    public static let environmentVariable = "DATABASE_URL"
+
+    /// The server's connection string, from `DATABASE_URL`; `nil` when it is unset or empty.
+    public static var url: String? {
+        guard let url = ProcessInfo.processInfo.environment[environmentVariable], !url.isEmpty else { return nil }
+        return url
+    }
+
+    /// Whether `DATABASE_URL` is set (for `.enabled(if:)` or `XCTSkipUnless`).
+    public static var isAvailable: Bool { url != nil }
+
+    /// Runs `body` with a fresh schema migrated for `model` and a store on it, then drops the schema.
+    ///
+    /// - Parameters:
+    ///   - model: The model the store is opened with.
+    ///   - migrations: A directory of migration files (see `Migration.load(from:)`) to apply; `nil` applies
+    ///     the DDL derived from the model (`Migrator.migrate(model:)`).
+    ///   - configure: Changes to the store's configuration (pool size, event hook, ...); `schema` and
+    ///     `connection` are set for you.
+    ///   - body: The test, given the schema and its store.
+    /// - Throws: ``TestSchemaError`` without `DATABASE_URL`; migration and connection errors; what `body`
+    ///   throws.
+    public static func with<T>(
+        model: ManagedObjectModel, migrations: URL? = nil,
+        configure: (inout PostgresStore.Configuration) -> Void = { _ in },
+        _ body: (TestSchema) throws -> T
+    ) throws -> T {
+        try withEmpty { empty in
+            let store = try open(empty, model: model, migrations: migrations, configure: configure)
+            defer { store.close() }
+            return try body(TestSchema(url: empty.url, name: empty.name, store: store))
+        }
+    }
+
+    /// Runs `body` with a fresh schema migrated for `model` and a store on it, then drops the schema.
+    ///
+    /// - Throws: As the synchronous form: ``TestSchemaError`` without `DATABASE_URL`; migration and
+    ///   connection errors; what `body` throws.
+    public static func with<T>(
+        model: ManagedObjectModel, migrations: URL? = nil,
+        configure: (inout PostgresStore.Configuration) -> Void = { _ in },
+        _ body: (TestSchema) async throws -> T
+    ) async throws -> T {
+        let empty = try makeEmpty()
+        defer { drop(empty) }
+        let store = try open(empty, model: model, migrations: migrations, configure: configure)
+        defer { store.close() }
+        return try await body(TestSchema(url: empty.url, name: empty.name, store: store))
+    }
+
+    /// Runs `body` with the URL and a fresh schema name (nothing created yet, no store), then drops the
+    /// schema if `body` created it.
+    ///
+    /// - Throws: ``TestSchemaError`` without `DATABASE_URL`; what `body` throws.
+    public static func withEmpty<T>(_ body: (TestSchema) throws -> T) throws -> T {
+        let empty = try makeEmpty()
+        defer { drop(empty) }
+        return try body(empty)
+    }
+
+    private static func makeEmpty() throws -> TestSchema {
+        guard let url else { throw TestSchemaError() }
+        return TestSchema(url: url, name: "cvtest_" + UUID().uuidString.prefix(8).lowercased(), store: nil)
+    }
+
+    private static func open(
+        _ empty: TestSchema, model: ManagedObjectModel, migrations: URL?,
+        configure: (inout PostgresStore.Configuration) -> Void
+    ) throws -> PostgresStore {
+        let migrator = try Migrator(url: empty.url, schema: empty.name)
+        if let migrations {
+            _ = try migrator.migrate(try Migration.load(from: migrations))
+        } else {
+            _ = try migrator.migrate(model: model)
+        }
+        var configuration = try PostgresStore.Configuration(url: empty.url, schema: empty.name)
+        configure(&configuration)
+        configuration.schema = empty.name
+        return try PostgresStore(model: model, configuration: configuration)
+    }
+
+    /// Drops the schema and everything in it; a failure to connect is ignored (the test has its own result).
+    private static func drop(_ schema: TestSchema) {
+        guard let connection = try? Connection(schema.url) else { return }
+        defer { connection.close() }
+        try? connection.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema.name)) CASCADE")
+    }
+}
+
+/// `DATABASE_URL` is not set, so there is no server to make a schema on.
+public struct TestSchemaError: Error, CustomStringConvertible {
+    /// What to do.
+    public var description: String {
+        "\(TestSchema.environmentVariable) is not set: point it at a PostgreSQL server for integration tests "
+            + "(for example `docker compose up -d` and postgresql://corevalue@127.0.0.1:54320/corevalue)"
+    }
+}
