@@ -142,3 +142,23 @@ final class EventLog: @unchecked Sendable {
     func append(_ event: StoreEvent) { lock.withLock { events.append(event) } }
     var all: [StoreEvent] { lock.withLock { events } }
 }
+
+/// A column that no longer holds the model's type is a decoding error naming the column, never a wrong value.
+@Test func aColumnOfTheWrongTypeIsADecodingErrorNamingIt() throws {
+    try TestDatabase.withExampleStore { store, url, schema in
+        var car = Fixtures.car("Drift")
+        try car.save(ManagedObjectContext(store: store))
+        let table = SQLIdentifier("Car", schema: schema).quoted
+        try TestDatabase.execute(url, "ALTER TABLE \(table) ALTER COLUMN mileage TYPE text USING mileage::text")
+        var configuration = try PostgresStore.Configuration(url: url, schema: schema)
+        configuration.verifySchema = false
+        let drifted = try PostgresStore(model: store.model, configuration: configuration)
+        defer { drifted.close() }
+        #expect {
+            try drifted.fetch(FetchRequest(entityName: "Car"))
+        } throws: { error in
+            guard let error = error as? LibPQError else { return false }
+            return error.code == .decoding && error.message.contains("mileage")
+        }
+    }
+}

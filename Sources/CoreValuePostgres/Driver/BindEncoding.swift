@@ -56,6 +56,36 @@ enum BindEncoding {
     /// Reads one result cell as an attribute value of a column type (`.null` for SQL NULL).
     ///
     /// - Throws: The driver's decoding error when the cell does not hold that type.
+    /// A cell as an attribute value, decoded straight from libpq's bytes with the column's server type
+    /// (`serverType`, looked up once per column by the caller); any decoding failure is reported by
+    /// ``attributeValue(_:row:column:type:)``, with the column's name in the message.
+    static func fastAttributeValue(
+        _ result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType
+    ) throws -> AttributeValue {
+        guard row < result.rowCount, column < result.columnCount else {
+            return try attributeValue(result, row: row, column: column, type: type)
+        }
+        guard let bytes = result.unsafeBytes(row: Int32(row), column: Int32(column)) else { return .null }
+        do {
+            switch type {
+            case .int16: return .int16(try Int16.decode(from: bytes, type: serverType))
+            case .int32: return .int32(try Int32.decode(from: bytes, type: serverType))
+            case .int64: return .int64(try Int64.decode(from: bytes, type: serverType))
+            case .float: return .float(try Float.decode(from: bytes, type: serverType))
+            case .double: return .double(try Double.decode(from: bytes, type: serverType))
+            case .bool: return .bool(try Bool.decode(from: bytes, type: serverType))
+            case .string: return .string(try String.decode(from: bytes, type: serverType))
+            case .data: return .data(try Data.decode(from: bytes, type: serverType))
+            case .date: return .date(try Date.decode(from: bytes, type: serverType))
+            case .decimal: return .decimal(try Decimal.decode(from: bytes, type: serverType))
+            case .uuid: return .uuid(try UUID.decode(from: bytes, type: serverType))
+            }
+        } catch {
+            // The checked path again, for its error naming the column, type and row.
+            return try attributeValue(result, row: row, column: column, type: type)
+        }
+    }
+
     static func attributeValue(_ result: QueryResult, row: Int, column: Int, type: AttributeType) throws
         -> AttributeValue
     {

@@ -17,15 +17,18 @@ struct RowReader {
         let foreignKeyStart = attributeStart + entity.attributes.count
         var snapshots: [RowSnapshot] = []
         snapshots.reserveCapacity(result.rowCount)
+        let serverTypes = result.columns.map(\.type)
         for row in 0..<result.rowCount {
             let key = try result.decode(Int64.self, row: row, column: 0)
             let version = try result.decode(Int64.self, row: row, column: 1)
             var values: [AttributeValue?] = []
             values.reserveCapacity(entity.attributes.count)
             for (offset, attribute) in entity.attributes.enumerated() {
+                let column = attributeStart + offset
                 values.append(
-                    try BindEncoding.attributeValue(
-                        result, row: row, column: attributeStart + offset, type: attribute.type))
+                    try BindEncoding.fastAttributeValue(
+                        result, row: row, column: column, type: attribute.type,
+                        serverType: serverTypes[column]))
             }
             let attributes = AttributeValues(layout: layout, complete: values)
             var toOne: [String: Int64?] = [:]

@@ -44,6 +44,17 @@ public final class QueryResult: @unchecked Sendable {
 
     deinit { PQclear(result) }
 
+    /// A cell's bytes without checks or copies, for a decoder that reads many cells in a loop: `nil` for NULL.
+    ///
+    /// The caller keeps `row` and `column` in range and this result alive while it reads the bytes, which
+    /// point into libpq's result. Package-only: the public accessors check and copy.
+    package func unsafeBytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
+        if PQgetisnull(result, row, column) == 1 { return nil }
+        let length = Int(PQgetlength(result, row, column))
+        guard let pointer = PQgetvalue(result, row, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
+    }
+
     private func inRange(_ row: Int, _ column: Int) -> Bool {
         row >= 0 && row < rowCount && column >= 0 && column < columnCount
     }
