@@ -56,12 +56,7 @@ extension BoxingPersistentStruct {
     /// - Throws: As ``save(_:)``; `CancellationError` when the task was cancelled before the commit (the
     ///   struct is left as it was).
     public nonisolated(nonsending) mutating func save(_ context: ManagedObjectContext) async throws {
-        let value = Handoff(value: self)
-        self = try await context.performBlocking {
-            var saved = value.value
-            try saved.save(context)
-            return saved
-        }
+        self = try await context.performMutating(self) { try $0.save(context) }
     }
 
     /// Deletes the struct's object and saves, like ``delete(_:)``; clears `objectID` when it deleted one.
@@ -110,11 +105,6 @@ extension Array where Element: BoxingPersistentStruct {
     /// - Throws: As ``saveAll(_:)``; `CancellationError` when the task was cancelled before the commit (the
     ///   array is left as it was).
     public nonisolated(nonsending) mutating func saveAll(_ context: ManagedObjectContext) async throws {
-        let values = Handoff(value: self)
-        self = try await context.performBlocking {
-            var saved = values.value
-            try saved.saveAll(context)
-            return saved
-        }
+        self = try await context.performMutating(self) { try $0.saveAll(context) }
     }
 }

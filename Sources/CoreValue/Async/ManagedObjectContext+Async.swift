@@ -35,6 +35,19 @@ extension ManagedObjectContext {
         return result.value
     }
 
+    /// `value` after `body` changed a copy of it on a thread of the store (see ``performBlocking(_:)``); the
+    /// caller assigns it back, so a failure leaves its value as it was.
+    nonisolated(nonsending) func performMutating<Value>(
+        _ value: Value, _ body: @escaping (inout Value) throws -> Void
+    ) async throws -> Value {
+        let original = Handoff(value: value)
+        return try await performBlocking {
+            var copy = original.value
+            try body(&copy)
+            return copy
+        }
+    }
+
     /// Writes every pending change in one transaction, like ``save()``, without blocking a thread of the
     /// cooperative pool.
     ///
