@@ -111,7 +111,9 @@ public struct TestSchema: Sendable {
         }
         var configuration = try PostgresStore.Configuration(url: empty.url, schema: empty.name)
         configure(&configuration)
+        // The schema just made and migrated, whatever `configure` did.
         configuration.schema = empty.name
+        configuration.connection = try ConnectionConfiguration(empty.url)
         return try PostgresStore(model: model, configuration: configuration)
     }
 

@@ -188,6 +188,31 @@ import Testing
         #expect(streamed == authors.filter { $0.name == "n3" })
     }
 
+    /// Unboxing a streamed batch loads its relationships on the stream's own connection and snapshot: a pool
+    /// of one is enough, sync and async.
+    @Test func streamedStructsLoadTheirRelationshipsOnTheStreamsConnection() async throws {
+        try await withStore(poolSize: 1) { store, _, _ in
+            let authors = (0..<3).map { Author(id: "au\($0)", name: "A\($0)") }
+            let articles = (1...25).map { index in
+                Article(
+                    id: Int64(index), title: "t\(index)", text: "x", author: authors[index % 3],
+                    categories: [Fixtures.category("c\(index % 4)")])
+            }
+            try await articles.saveAll(ManagedObjectContext(store: store))
+            var streamed: [Article] = []
+            try Article.stream(store, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")], batchSize: 10) {
+                (batch: [Article]) in streamed += batch
+            }
+            #expect(streamed.map(\.author?.id) == articles.map(\.author?.id))
+            #expect(streamed.map { $0.categories.map(\.name) } == articles.map { $0.categories.map(\.name) })
+            var titles: [String] = []
+            let sequence: StructStream<Article> = Article.stream(
+                store, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")], batchSize: 7)
+            for try await article in sequence where article.author?.name == "A1" { titles.append(article.title) }
+            #expect(titles == articles.filter { $0.author?.name == "A1" }.map(\.title))
+        }
+    }
+
     /// Leaving a stream early ends the store's read: the pool's only connection comes back.
     @Test func leavingAStreamEarlyReturnsItsConnection() async throws {
         try await withStore(poolSize: 1) { store, _, _ in

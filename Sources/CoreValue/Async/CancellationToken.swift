@@ -76,12 +76,15 @@ public final class CancellationToken: @unchecked Sendable {
 
     /// The token of the async call whose blocking work this thread is running; `nil` for a synchronous call.
     public static var current: CancellationToken? {
-        guard let pointer = pthread_getspecific(currentTokenKey) else { return nil }
+        guard let currentTokenKey, let pointer = pthread_getspecific(currentTokenKey) else { return nil }
         return Unmanaged<CancellationToken>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     /// Runs `body` with this token as ``current`` on this thread.
     package func makeCurrent<T>(_ body: () throws -> T) rethrows -> T {
+        // Without a thread-local slot (the process ran out of keys) calls still work; they just can't stop a
+        // running statement.
+        guard let currentTokenKey else { return try body() }
         let previous = pthread_getspecific(currentTokenKey)
         pthread_setspecific(currentTokenKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentTokenKey, previous) }
@@ -90,9 +93,9 @@ public final class CancellationToken: @unchecked Sendable {
     }
 }
 
-/// The thread-local slot of ``CancellationToken/current`` (created once, never deleted).
-private let currentTokenKey: pthread_key_t = {
+/// The thread-local slot of ``CancellationToken/current`` (created once, never deleted); `nil` if the
+/// process has no key left.
+private let currentTokenKey: pthread_key_t? = {
     var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    return key
+    return pthread_key_create(&key, nil) == 0 ? key : nil
 }()

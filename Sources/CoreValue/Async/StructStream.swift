@@ -136,6 +136,9 @@ final class StreamChannel<Element: Sendable>: @unchecked Sendable {
     private var ended = false
     private var failure: (any Error)?
     private var cancelled = false
+    /// Whether the producer is parked in ``put(_:)`` (then its connection is idle, and cancelling it needs
+    /// no cancel request to the server).
+    private var producerWaiting = false
     private var waiter: CheckedContinuation<[Element]?, any Error>?
     /// Cancelled with the channel: stops the statement the reader is running.
     let token = CancellationToken()
@@ -152,7 +155,9 @@ final class StreamChannel<Element: Sendable>: @unchecked Sendable {
             pending = batch
         }
         // Wait until it was taken, so that at most this batch and the consumer's current one are in memory.
+        producerWaiting = true
         while pending != nil && !cancelled { condition.wait() }
+        producerWaiting = false
         return !cancelled
     }
 
@@ -175,14 +180,18 @@ final class StreamChannel<Element: Sendable>: @unchecked Sendable {
     /// Stops the producer: its next (or current) ``put(_:)`` returns `false`.
     func cancel() {
         condition.lock()
+        let wasCancelled = cancelled
         cancelled = true
         pending = nil
         let waiter = self.waiter
         self.waiter = nil
+        // A producer parked between batches just wakes up and ends (rolling back); only one that is reading
+        // needs its statement cancelled on the server.
+        let interrupt = !wasCancelled && !ended && !producerWaiting
         condition.broadcast()
         condition.unlock()
         waiter?.resume(throwing: CancellationError())
-        token.cancel()
+        if interrupt { token.cancel() }
     }
 
     /// The next batch, or `nil` at the end.
@@ -203,6 +212,11 @@ final class StreamChannel<Element: Sendable>: @unchecked Sendable {
                     } else {
                         continuation.resume(returning: nil)
                     }
+                } else if waiter != nil {
+                    // Two iterators of one stream reading at once: refuse the second rather than lose one.
+                    continuation.resume(
+                        throwing: CVManagedStructError.invalidObject(
+                            message: "a StructStream is iterated by two tasks at once; iterate it once"))
                 } else {
                     waiter = continuation
                 }

@@ -119,6 +119,9 @@ extension BoxingPersistentStruct {
                 try context.delete(context.existingObject(with: id))
                 try context.save()
             }
+        } catch let cancelled as CancellationError {
+            // An async call that was cancelled says so; nothing was deleted.
+            throw cancelled
         } catch {
             throw CVManagedStructError.structDeleteError(message: "could not delete \(id): \(error)")
         }
@@ -164,6 +167,8 @@ extension BoxingUniqueStruct {
                 try context.delete(object)
                 try context.save()
             }
+        } catch let cancelled as CancellationError {
+            throw cancelled
         } catch {
             throw CVManagedStructError.structDeleteError(
                 message: "could not delete \(Self.EntityName) with \(Self.IdentifierName) = "

@@ -33,9 +33,10 @@ final class BlockingExecutor: @unchecked Sendable {
         // More queued work than idle threads to take it: one more thread, up to `threadCount`.
         let startThread = !isStopping && started < threadCount && waiting > idle
         if startThread { started += 1 }
+        let number = started
         condition.signal()
         condition.unlock()
-        if startThread { start(number: started) }
+        if startThread { start(number: number) }
     }
 
     /// Threads waiting for work (read under `condition`).

@@ -1,4 +1,5 @@
 import CoreValue
+import Foundation
 import LibPQ
 
 extension PostgresStore {
@@ -63,22 +64,44 @@ extension PostgresStore {
         let size = max(1, batchSize)
         let cursor = SQLIdentifier("_corevalue_stream")
         var delivered = false
-        try withRetries {
-            // A stream that already handed out rows can't be repeated without handing them out twice.
-            if delivered { throw PostgresStoreError(.unexpectedResult, "the stream broke after its first batch") }
-            try withRunner { runner in
-                try runner.transaction(isolation: .repeatableRead, readOnly: true) { runner in
-                    try runner.run("DECLARE \(cursor) NO SCROLL CURSOR FOR " + rows)
-                    while true {
-                        // FETCH takes no parameters; the count is an integer of ours.
-                        let result = try runner.run(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)")
-                        var batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
-                            from: result)
-                        guard !batch.isEmpty else { break }
-                        try loadRelationships(of: entity, into: &batch, runner)
-                        delivered = true
-                        guard try body(batch), batch.count == size else { break }
-                    }
+        do {
+            try withRetries {
+                do {
+                    try streamBatches(rows, entity, layout, size, cursor, body, &delivered)
+                } catch  where delivered {
+                    // Handed-out batches can't be handed out again: no retry, the error as it is.
+                    throw Delivered(error: error)
+                }
+            }
+        } catch let delivered as Delivered {
+            throw delivered.error
+        }
+    }
+
+    /// An error after a stream's first batch, kept from ``withRetries(_:)``.
+    private struct Delivered: Error {
+        let error: any Error
+    }
+
+    private func streamBatches(
+        _ rows: SQL, _ entity: Entity, _ layout: AttributeLayout, _ size: Int, _ cursor: SQLIdentifier,
+        _ body: ([RowSnapshot]) throws -> Bool, _ delivered: inout Bool
+    ) throws {
+        try withRunner { runner in
+            try runner.transaction(isolation: .repeatableRead, readOnly: true) { runner in
+                try runner.run("DECLARE \(cursor) NO SCROLL CURSOR FOR " + rows)
+                while true {
+                    // FETCH takes no parameters; the count is an integer of ours.
+                    let result = try runner.run(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)")
+                    var batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
+                        from: result)
+                    guard !batch.isEmpty else { break }
+                    try loadRelationships(of: entity, into: &batch, runner)
+                    delivered = true
+                    // Fetches `body` makes on this thread (unboxing a batch loads its relationships) run on
+                    // this connection, in this transaction: no second connection, the same snapshot.
+                    let more = try StreamRunner.with(runner, for: self) { try body(batch) }
+                    guard more, batch.count == size else { break }
                 }
             }
         }
@@ -91,6 +114,8 @@ extension PostgresStore {
         let needsTransaction =
             configuration.statementTimeout != nil || queries.count > 1
             || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
+        // Inside a stream's batch on this thread: its connection and snapshot (see `fetch(_:batchSize:_:)`).
+        if let runner = StreamRunner.current(for: self) { return try readAll(queries, runner) }
         return try withRetries {
             try withRunner { runner in
                 guard needsTransaction else { return try readAll(queries, runner) }
@@ -134,5 +159,29 @@ extension PostgresStore {
                 }
             }
         }
+    }
+}
+
+/// The runner of the stream whose batch this thread is handing out, per store: reads made while a batch is
+/// processed reuse the stream's connection and transaction.
+private final class StreamRunner {
+    let runner: StatementRunner
+    init(_ runner: StatementRunner) { self.runner = runner }
+
+    private static func key(_ store: PostgresStore) -> String {
+        "CoreValuePostgres.stream.\(ObjectIdentifier(store))"
+    }
+
+    static func current(for store: PostgresStore) -> StatementRunner? {
+        (Thread.current.threadDictionary[key(store)] as? StreamRunner)?.runner
+    }
+
+    static func with<T>(_ runner: StatementRunner, for store: PostgresStore, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let key = key(store)
+        let previous = dictionary[key]
+        dictionary[key] = StreamRunner(runner)
+        defer { dictionary[key] = previous }
+        return try body()
     }
 }

@@ -171,7 +171,20 @@ public final class PostgresStore: Store {
         do {
             return try pool.withConnection { connection in
                 let canceller = try connection.makeCanceller()
-                return try token.whileRunning(onCancel: { try? canceller.cancel() }) {
+                // PQcancel connects to the server and waits for it: never on the cancelling thread (often one
+                // of the cooperative pool). The connection goes back to the pool only once the request went
+                // out, so that it cannot cancel the next caller's statement.
+                let sending = DispatchGroup()
+                defer { sending.wait() }
+                return try token.whileRunning(onCancel: {
+                    sending.enter()
+                    let thread = Thread {
+                        try? canceller.cancel()
+                        sending.leave()
+                    }
+                    thread.name = "CoreValuePostgres cancel"
+                    thread.start()
+                }) {
                     try body(runner(on: connection, cancellation: token))
                 }
             }

@@ -61,7 +61,11 @@ struct StatementRunner {
                 // Transaction-scoped, so nothing outlives the transaction on a connection pgbouncer shares.
                 try runner.run(SQL(unsafeRaw: "SET LOCAL statement_timeout = \(statementTimeout)"))
             }
-            return try body(runner)
+            let result = try body(runner)
+            // Last chance for a cancelled async call: throwing here rolls back, so "cancelled" always means
+            // "nothing committed". A cancellation after this point is too late, and the call succeeds.
+            try cancellation?.checkCancellation()
+            return result
         }
     }
 }
