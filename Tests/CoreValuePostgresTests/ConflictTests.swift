@@ -22,8 +22,8 @@ import Testing
                 try store.apply(
                     ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("mine")])]))
             } throws: { error in
-                guard case CVManagedStructError.conflict(let entity, let message) = error else { return false }
-                return entity == "Car" && message.contains("Car/\(car.primaryKey ?? 0)")
+                guard let error = error as? CVManagedStructError, error.code == .conflict else { return false }
+                return error.entity == "Car" && error.message?.contains("Car/\(car.primaryKey ?? 0)") == true
             }
             #expect(try store.fetch(ids: [car]).first?.attributes["name"] == .string("theirs"))
             #expect(throws: CVManagedStructError.self) {

@@ -14,8 +14,8 @@ private func employeeAttributes(_ name: String) -> AttributeValues {
     #expect {
         try store.apply(ChangeSet(inserts: [insert], updates: [missing]))
     } throws: { error in
-        if case .conflict("Employee", _)? = error as? CVManagedStructError { return true }
-        return false
+        guard let error = error as? CVManagedStructError else { return false }
+        return error.code == .conflict && error.entity == "Employee"
     }
     #expect(store.count(of: "Employee") == 0)
     // The key sequence was rolled back too: the next insert gets key 1.

@@ -26,10 +26,8 @@ func modelValidationNamesEntityAndKey(entities: [Entity], expected: CVManagedStr
     #expect {
         try ManagedObjectModel { Entity("A") { Relationship("b", to: "B") } }
     } throws: { error in
-        guard case .invalidModel(let entity, let key, let message)? = error as? CVManagedStructError else {
-            return false
-        }
-        return entity == "A" && key == "b" && message.contains("B")
+        guard let error = error as? CVManagedStructError, error.code == .invalidModel else { return false }
+        return error.entity == "A" && error.key == "b" && error.message?.contains("B") == true
     }
 }
 
@@ -40,7 +38,7 @@ func modelValidationNamesEntityAndKey(entities: [Entity], expected: CVManagedStr
             Entity("B") { Relationship("a", to: "A", inverse: "other") }
         }
     } throws: { error in
-        guard case .invalidModel(let entity, let key, _)? = error as? CVManagedStructError else { return false }
-        return entity == "A" && key == "bs"
+        guard let error = error as? CVManagedStructError, error.code == .invalidModel else { return false }
+        return error.entity == "A" && error.key == "bs"
     }
 }

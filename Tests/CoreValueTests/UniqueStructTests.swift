@@ -88,8 +88,7 @@ private func teamModel() throws -> ManagedObjectModel {
     #expect {
         try context.save()
     } throws: { error in
-        if case .conflict = error as? CVManagedStructError { return true }
-        return false
+        CVManagedStructError.conflict ~= error
     }
 }
 
@@ -103,7 +102,6 @@ private func teamModel() throws -> ManagedObjectModel {
     #expect {
         try context.save()
     } throws: { error in
-        if case .conflict = error as? CVManagedStructError { return true }
-        return false
+        CVManagedStructError.conflict ~= error
     }
 }

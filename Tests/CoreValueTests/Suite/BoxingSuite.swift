@@ -255,7 +255,7 @@ extension BoxingSuite {
             #expect {
                 try product.toObject(context)
             } throws: { error in
-                isStructError(error) { if case .typeMismatch("Product", "id", _, _) = $0 { true } else { false } }
+                isStructError(error) { $0.code == .typeMismatch && $0.entity == "Product" && $0.key == "id" }
             }
             #expect(!context.hasChanges)
         },

@@ -155,7 +155,7 @@ enum PersistenceSuite {
             #expect {
                 try first.save()
             } throws: { error in
-                isStructError(error) { if case .conflict("Employee", _) = $0 { true } else { false } }
+                isStructError(error) { $0.code == .conflict && $0.entity == "Employee" }
             }
             #expect(first.hasChanges)
             #expect(try mine.value(forKey: "job") == .string("Mine"))
