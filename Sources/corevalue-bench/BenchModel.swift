@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 
 /// The benchmark's model (WORKLOAD.md): unique employees and unique companies with ordered employees.

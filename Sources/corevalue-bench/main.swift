@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 
 // corevalue-bench URL N: runs ../shared/bench/WORKLOAD.md through the public value-type API and prints one

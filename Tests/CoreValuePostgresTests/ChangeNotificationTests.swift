@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import CoreValueExamples
 import CoreValuePostgres
 import Foundation

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Testing
 
 /// A model exercising every delete rule: a folder cascades to its notes, a locked folder denies, tags nullify.

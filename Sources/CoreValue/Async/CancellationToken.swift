@@ -13,7 +13,7 @@ import Foundation
 /// task is cancelled the token is cancelled: work not yet started throws `CancellationError`, and a store
 /// cancels the statement it is running through a handler registered with ``whileRunning(onCancel:_:)``
 /// (`PostgresStore` sends the server a cancel request).
-public final class CancellationToken: @unchecked Sendable {
+@_spi(StoreImplementation) public final class CancellationToken: @unchecked Sendable {
     // @unchecked: every mutable field is read and written under `lock`.
     private let lock = NSCondition()
     private var cancelled = false

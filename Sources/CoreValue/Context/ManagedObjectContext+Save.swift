@@ -1,5 +1,5 @@
 extension ManagedObjectContext {
-    /// Writes every pending insert, change and delete in one ``Store/apply(_:)`` call: everything or nothing.
+    /// Writes every pending insert, change and delete in one `Store.apply(_:)` call: everything or nothing.
     ///
     /// Every changed stored object is checked against the version it was read at, also when only its links
     /// changed (a member list, or a to-one stored on the other side); objects last written by a unique struct

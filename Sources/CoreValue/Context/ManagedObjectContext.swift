@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A context keeps one object per stored row (an identity map), tracks inserts, changes and deletes,
 /// keeps inverse relationships consistent on both sides in memory, applies delete rules when an object is
-/// deleted, and writes everything in one ``Store/apply(_:)`` call on ``save()-6ko1p``. Fetches see pending
+/// deleted, and writes everything in one `Store.apply(_:)` call on ``save()-6ko1p``. Fetches see pending
 /// changes. Like a Core Data context, a context is used by one thread or task at a time: it is not
 /// `Sendable`; give each task its own context over a shared store.
 ///

@@ -4,7 +4,7 @@
 ///
 /// Contexts and stores build one layout per entity, in the order of ``Entity/attributes``; two layouts with
 /// the same names in the same order are interchangeable (``hasSameNames(as:)``).
-public final class AttributeLayout: Sendable {
+@_spi(StoreImplementation) public final class AttributeLayout: Sendable {
     /// The attribute names, by position.
     public let names: [String]
     private let positions: [String: Int]
@@ -46,6 +46,7 @@ public final class AttributeLayout: Sendable {
 /// It reads and writes like a `[String: AttributeValue]` (a name without a value reads as `nil`, which is
 /// not the same as ``AttributeValue/null``), and a dictionary literal creates one. Values built by a store
 /// or a context share their entity's layout, so copying them copies no names and reading one hashes nothing.
+@_spi(StoreImplementation)
 public struct AttributeValues: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral,
     CustomStringConvertible
 {

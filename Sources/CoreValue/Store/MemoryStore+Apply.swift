@@ -7,7 +7,7 @@ extension MemoryStore {
     /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` for a stale or missing row,
     ///   ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a duplicate unique value or a
     ///   link to a missing row, and the validation errors of ``fetch(_:)``.
-    public func apply(_ changes: ChangeSet) throws -> SaveResult {
+    @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
         try changes.validate(against: index)
         return try locked {
             state.begin()

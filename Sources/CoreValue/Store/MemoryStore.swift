@@ -42,7 +42,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for a request that does not fit.
-    public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         let request = try request.validated(in: model)
         let entity = try index.entity(request.entityName)
         return locked {
@@ -79,7 +79,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
     /// The rows for these IDs; IDs naming no row (and temporary IDs) are left out.
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)`` for an ID of an entity the model lacks.
-    public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
         for id in ids { _ = try index.entity(id.entityName) }
         return try locked {
             var reader = SnapshotReader(index: index, links: links, state: state)
@@ -97,7 +97,9 @@ public final class MemoryStore: Store, @unchecked Sendable {
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``,
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for a value of another type.
-    public func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(entityName: String, key: String, values: [AttributeValue]) throws
+        -> [RowSnapshot]
+    {
         let entity = try index.entity(entityName)
         let attribute = try entity.attribute(key)
         let wanted = Set(

@@ -1,5 +1,10 @@
 /// Persistent storage behind a ``ManagedObjectContext``.
 ///
+/// Applications open a store (``MemoryStore``, `PostgresStore`) and hand it to contexts; they never call it
+/// directly. Its requirements and value types (`RowSnapshot`, `ChangeSet`, `SaveResult`, `AttributeValues`,
+/// `CancellationToken`, ...) are for store implementers, behind
+/// `@_spi(StoreImplementation) import CoreValue`, so that they can change without breaking applications.
+///
 /// A store answers each call with a fixed number of statements, whatever the number of rows, and hands
 /// out plain `Sendable` snapshots, never anything a context owns. Stores are shared across threads.
 /// ``MemoryStore`` keeps everything in memory; `PostgresStore` keeps it in PostgreSQL.
@@ -11,23 +16,24 @@ public protocol Store: AnyObject, Sendable {
     ///
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)`` or ``CVManagedStructError/unknownKey(entity:key:)``
     ///   for a request that does not fit the model, before any work is done; store errors otherwise.
-    func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
+    @_spi(StoreImplementation) func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
 
     /// The stored rows for these IDs (permanent IDs of any entities), in no particular order. IDs that name
     /// no row are left out of the result.
-    func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
+    @_spi(StoreImplementation) func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
 
     /// The stored rows of an entity whose attribute `key` has one of `values`, in no particular order.
     ///
     /// This is how unique structs find their rows: one call per batch.
-    func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot]
+    @_spi(StoreImplementation) func fetch(entityName: String, key: String, values: [AttributeValue]) throws
+        -> [RowSnapshot]
 
     /// Applies a change set in one transaction: everything or nothing.
     ///
     /// - Returns: The permanent ID of every inserted object and the new version of every written one.
     /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` when an update or delete names a version
     ///   that is no longer current, and store errors otherwise; in every case nothing was changed.
-    func apply(_ changes: ChangeSet) throws -> SaveResult
+    @_spi(StoreImplementation) func apply(_ changes: ChangeSet) throws -> SaveResult
 
     /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
     /// harmless, and returns at once; `work` reports its own result.
@@ -37,7 +43,7 @@ public protocol Store: AnyObject, Sendable {
     /// ``CancellationToken/current`` is the call's token: check it before each statement and cancel the
     /// running one from its handler. The default runs `work` at once on the calling thread, for stores that
     /// never block (``MemoryStore``).
-    func runBlocking(_ work: @escaping @Sendable () -> Void)
+    @_spi(StoreImplementation) func runBlocking(_ work: @escaping @Sendable () -> Void)
 
     /// The stored rows that match a request, in the request's order, handed to `body` in batches of at most
     /// `batchSize` rows, with their relationships' keys, as ``fetch(_:)-(FetchRequest)`` would return them; `body`
@@ -48,12 +54,15 @@ public protocol Store: AnyObject, Sendable {
     /// in slices, for stores that hold their rows in memory anyway.
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``, and what `body` throws (which ends the stream).
-    func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws
+    @_spi(StoreImplementation) func fetch(
+        _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws
 }
 
 extension Store {
     /// Fetches every row, then hands them to `body` in slices of `batchSize`.
-    public func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws {
+    @_spi(StoreImplementation) public func fetch(
+        _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool
+    ) throws {
         let rows = try fetch(request)
         let size = max(1, batchSize)
         var start = 0
@@ -65,13 +74,13 @@ extension Store {
     }
 
     /// Runs `work` at once on the calling thread: for stores whose calls never block.
-    public func runBlocking(_ work: @escaping @Sendable () -> Void) {
+    @_spi(StoreImplementation) public func runBlocking(_ work: @escaping @Sendable () -> Void) {
         work()
     }
 }
 
 /// A stored row as a store reads it: ID, version, attributes and relationship keys.
-public struct RowSnapshot: Sendable, Hashable {
+@_spi(StoreImplementation) public struct RowSnapshot: Sendable, Hashable {
     /// The permanent ID.
     public var id: ManagedObjectID
     /// The optimistic-locking version the row was read at.
@@ -101,7 +110,7 @@ public struct RowSnapshot: Sendable, Hashable {
 }
 
 /// Everything one save writes. IDs of inserted objects are temporary; stores map them to permanent ones.
-public struct ChangeSet: Sendable, Hashable {
+@_spi(StoreImplementation) public struct ChangeSet: Sendable, Hashable {
     /// New objects (temporary IDs), in insertion order.
     public var inserts: [ObjectChange]
     /// Changed stored objects, each with the version it was read at.
@@ -134,7 +143,7 @@ public struct ChangeSet: Sendable, Hashable {
 }
 
 /// The attributes and owned to-one links of one inserted or updated object.
-public struct ObjectChange: Sendable, Hashable {
+@_spi(StoreImplementation) public struct ObjectChange: Sendable, Hashable {
     /// The object's ID: temporary for an insert, permanent for an update.
     public var id: ManagedObjectID
     /// For an update, the version the object was read at; `nil` for an insert.
@@ -174,7 +183,7 @@ public struct ObjectChange: Sendable, Hashable {
 }
 
 /// A stored object to delete, with the version it was read at (`nil`: delete whatever version is stored).
-public struct ObjectDeletion: Sendable, Hashable {
+@_spi(StoreImplementation) public struct ObjectDeletion: Sendable, Hashable {
     /// The permanent ID.
     public var id: ManagedObjectID
     /// The version the object was read at.
@@ -188,7 +197,7 @@ public struct ObjectDeletion: Sendable, Hashable {
 }
 
 /// The complete new member list of one owner of an owning to-many relationship.
-public struct RelationshipChange: Sendable, Hashable {
+@_spi(StoreImplementation) public struct RelationshipChange: Sendable, Hashable {
     /// The owner's ID (temporary if inserted in the same change set).
     public var owner: ManagedObjectID
     /// The relationship's name on the owner's entity.
@@ -205,7 +214,7 @@ public struct RelationshipChange: Sendable, Hashable {
 }
 
 /// What a store returns from ``Store/apply(_:)``.
-public struct SaveResult: Sendable, Hashable {
+@_spi(StoreImplementation) public struct SaveResult: Sendable, Hashable {
     /// For every insert: temporary ID → permanent ID (for an upsert that hit an existing row, that row's ID).
     public var permanentIDs: [ManagedObjectID: ManagedObjectID]
     /// For every inserted or updated object (keyed by permanent ID): its new version.

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// An error of the PostgreSQL store that is not a server error: a value that cannot be sent, a database
 /// that does not match the model, a migration problem, a pool or configuration problem.

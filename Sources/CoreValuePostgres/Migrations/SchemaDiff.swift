@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// The DDL that brings a database's schema to a model: what changed in the model since the tables were
 /// made, as statements to review, never applied silently.

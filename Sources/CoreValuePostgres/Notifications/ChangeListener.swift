@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import LibPQ
 
 /// Receives the changes other contexts and processes commit through stores opened with the same

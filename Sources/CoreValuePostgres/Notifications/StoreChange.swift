@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 
 /// What one committed save changed in one entity, as a ``ChangeListener`` receives it.

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// Builds the statements that read rows and relationship keys. Pure: text and binds only.
 ///

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// Compiles a ``CVPredicate`` into a SQL condition over one entity's table, checking it against the model.
 ///

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// Converts values to the type of the column they are compared with or stored in, without loss.
 enum ValueCoercion {

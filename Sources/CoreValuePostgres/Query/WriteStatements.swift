@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// The values of one column for every row of a batched write.
 package struct ColumnValues: Sendable, Hashable {

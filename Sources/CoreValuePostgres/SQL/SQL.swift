@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// A SQL statement or fragment: text with numbered placeholders, and the values bound to them.
 ///

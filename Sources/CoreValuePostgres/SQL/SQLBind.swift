@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// One bound parameter of a ``SQL`` statement, independent of the driver.
 ///

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// The PostgreSQL column type of each attribute type.
 package enum ColumnType {

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// Where PostgreSQL keeps the links of one relationship; see ``SchemaMapping/storage(of:in:)``.
 public enum RelationshipStorage: Sendable, Hashable {

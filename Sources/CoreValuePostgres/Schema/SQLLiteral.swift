@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 
 /// Renders attribute values as SQL literals, for the one place values cannot be bound: column defaults in DDL.

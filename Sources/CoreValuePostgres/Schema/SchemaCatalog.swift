@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import LibPQ
 
 /// What the database's catalog says about one schema's tables: columns, unique indexes, unique constraints

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 extension SchemaMapping {
     /// The longest identifier PostgreSQL keeps (`NAMEDATALEN - 1` bytes); longer ones are silently truncated.

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// How a model maps to PostgreSQL tables: one table per entity and one join table per owning to-many.
 ///

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// Prints the DDL that creates a model's tables: what `corevalue schema` shows and a first migration holds.
 ///

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import LibPQ
 
 /// Compares a database's tables with a model's mapping and reports every difference at once.

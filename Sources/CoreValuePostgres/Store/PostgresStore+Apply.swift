@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 extension PostgresStore {
     /// Applies a change set in one transaction: everything or nothing.
@@ -16,7 +16,7 @@ extension PostgresStore {
     ///   `CVManagedStructError` for keys, types and missing values; ``PostgresStoreError`` for a NUL character;
     ///   `DatabaseError` for constraint violations; the driver's `LibPQError(.commitOutcomeUnknown)` when the
     ///   connection broke during `COMMIT`. Nothing was changed unless the outcome is unknown.
-    public func apply(_ changes: ChangeSet) throws -> SaveResult {
+    @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
         guard !changes.isEmpty else { return SaveResult() }
         guard !isReadOnly else {
             throw PostgresStoreError(

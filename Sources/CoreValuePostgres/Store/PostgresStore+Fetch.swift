@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 import LibPQ
 
@@ -10,7 +10,7 @@ extension PostgresStore {
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
     ///   sent; ``PostgresStoreError`` for a NUL character; `DatabaseError` from the server.
-    public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         // The shared checks first (the same MemoryStore and contexts apply): keys, operand types converted
         // without loss, sort keys, window; then the SQL compiler's own (NUL bytes, identifiers).
         let request = try request.validated(in: model)
@@ -22,7 +22,7 @@ extension PostgresStore {
     /// The stored rows for these IDs, grouped into one statement per entity.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` for an entity not in the model; server errors.
-    public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] {
         var order: [String] = []
         var keys: [String: [Int64]] = [:]
         for id in ids {
@@ -41,7 +41,9 @@ extension PostgresStore {
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
     ///   sent; server errors.
-    public func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
+    @_spi(StoreImplementation) public func fetch(entityName: String, key: String, values: [AttributeValue]) throws
+        -> [RowSnapshot]
+    {
         let entity = try model.entity(entityName)
         guard !values.isEmpty else { return [] }
         return try read([(entity, try fetchStatements.rows(of: entity, key: key, values: values))])
@@ -56,7 +58,9 @@ extension PostgresStore {
     /// returned `false`. Nothing is retried once a batch was handed out.
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
-    public func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws {
+    @_spi(StoreImplementation) public func fetch(
+        _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool
+    ) throws {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let layout = try index.entity(entity.name).layout

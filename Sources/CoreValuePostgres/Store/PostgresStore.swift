@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 import LibPQ
 
@@ -6,7 +6,8 @@ import LibPQ
 ///
 /// ```swift
 /// let store = try PostgresStore(url: "postgresql://localhost/app", model: model, schema: "app")
-/// let rows = try store.fetch(FetchRequest(entityName: "Car", predicate: .key("doors") > 2))
+/// let context = ManagedObjectContext(store: store)
+/// let cars: [Car] = try Car.query(context, predicate: .key("doors") > 2)
 /// ```
 ///
 /// Every call sends a fixed number of statements whatever the number of rows: a fetch sends one statement
@@ -26,7 +27,7 @@ public final class PostgresStore: Store {
     /// The channel each committed save announces its changes on (see ``ChangeListener``), or `nil`.
     public var notificationChannel: String? { configuration.notificationChannel }
     /// Whether the store only reads (a standby, or a replica behind `target_session_attrs=prefer-standby`):
-    /// ``apply(_:)`` throws ``PostgresStoreError/Code/readOnlyStore`` before sending anything.
+    /// `apply(_:)` throws ``PostgresStoreError/Code/readOnlyStore`` before sending anything.
     public var isReadOnly: Bool { configuration.readOnly }
     let mapping: SchemaMapping
     /// The model's lookups, for the checks shared with `MemoryStore`.
@@ -145,7 +146,7 @@ public final class PostgresStore: Store {
 
     /// Runs the blocking work of an async call on one of the store's threads (as many as its pool has
     /// connections), never on the caller's: no thread of Swift's cooperative pool waits on the server.
-    public func runBlocking(_ work: @escaping @Sendable () -> Void) {
+    @_spi(StoreImplementation) public func runBlocking(_ work: @escaping @Sendable () -> Void) {
         executor.submit(work)
     }
 

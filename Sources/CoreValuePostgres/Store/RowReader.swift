@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import LibPQ
 
 /// Turns the result of a row statement (see ``FetchStatements``) into snapshots.

@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import LibPQ
 
 /// Runs a ``SavePlan`` inside one transaction: inserts and upserts, foreign keys to rows inserted later,

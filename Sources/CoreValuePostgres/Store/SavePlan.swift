@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 
 /// A change set checked against the model and grouped by entity and relationship, before any SQL is sent.
 ///

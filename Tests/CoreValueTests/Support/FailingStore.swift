@@ -1,4 +1,4 @@
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import Foundation
 
 /// A store whose next `apply` calls fail (before reaching the wrapped store): for testing what a failed save

@@ -1,5 +1,5 @@
 import Foundation
-import CoreValue
+@_spi(StoreImplementation) import CoreValue
 import CoreValueExamples
 import Testing
 
