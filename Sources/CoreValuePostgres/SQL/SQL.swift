@@ -124,30 +124,30 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
 }
 
 /// A SQL identifier (a table, column or schema name), always written quoted with embedded `"` doubled.
-public struct SQLIdentifier: Sendable, Hashable, CustomStringConvertible {
+package struct SQLIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// The name, unquoted.
-    public var name: String
+    package var name: String
     /// The schema the name lives in, if qualified.
-    public var schema: String?
+    package var schema: String?
 
     /// Creates an identifier, optionally qualified by a schema.
-    public init(_ name: String, schema: String? = nil) {
+    package init(_ name: String, schema: String? = nil) {
         self.name = name
         self.schema = schema
     }
 
     /// The identifier as SQL: `"name"` or `"schema"."name"`.
-    public var quoted: String {
+    package var quoted: String {
         let name = Self.quote(self.name)
         guard let schema else { return name }
         return Self.quote(schema) + "." + name
     }
 
     /// The identifier as SQL.
-    public var description: String { quoted }
+    package var description: String { quoted }
 
     /// Quotes a single name, doubling embedded double quotes.
-    public static func quote(_ name: String) -> String {
+    package static func quote(_ name: String) -> String {
         var result = "\""
         for character in name {
             if character == "\"" { result += "\"\"" } else { result.append(character) }

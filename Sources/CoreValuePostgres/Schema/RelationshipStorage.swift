@@ -1,7 +1,7 @@
 @_spi(StoreImplementation) import CoreValue
 
 /// Where PostgreSQL keeps the links of one relationship; see ``SchemaMapping/storage(of:in:)``.
-public enum RelationshipStorage: Sendable, Hashable {
+package enum RelationshipStorage: Sendable, Hashable {
     /// A to-one relationship stored as a foreign-key column of the source entity's table.
     case foreignKey
     /// A to-many relationship that owns a join table (owner = source, member = destination), with a position
@@ -13,7 +13,7 @@ public enum RelationshipStorage: Sendable, Hashable {
     case inverseJoinTable(entity: String, relationship: String)
 
     /// Whether the links are written from this side (the store writes the owning side of each change).
-    public var isOwner: Bool {
+    package var isOwner: Bool {
         switch self {
         case .foreignKey, .joinTable: return true
         case .inverseForeignKey, .inverseJoinTable: return false
@@ -31,7 +31,7 @@ extension SchemaMapping {
     /// join table) or a to-one that sorts first. The exception: a many-to-many ordered on both sides (Core
     /// Data allows it) keeps each side's order on its own, so each side owns a join table of its own with its
     /// own positions, and a save writes both (a context changes both sides together).
-    public func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
+    package func storage(of relationship: Relationship, in entity: Entity) -> RelationshipStorage {
         guard let (inverseEntity, inverse) = model.inverse(of: relationship) else {
             return relationship.isToMany ? .joinTable : .foreignKey
         }

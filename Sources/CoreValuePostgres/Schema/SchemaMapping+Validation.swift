@@ -2,7 +2,7 @@
 
 extension SchemaMapping {
     /// The longest identifier PostgreSQL keeps (`NAMEDATALEN - 1` bytes); longer ones are silently truncated.
-    public static let maximumIdentifierLength = 63
+    package static let maximumIdentifierLength = 63
 
     /// Checks that every table and column name of the model reaches PostgreSQL unchanged and that no two
     /// tables share a name.
@@ -13,7 +13,7 @@ extension SchemaMapping {
     /// table's. Defaults must be writable as literals (a date default within PostgreSQL's range).
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` naming the entity and key (the first problem found).
-    public func validate() throws {
+    package func validate() throws {
         var tables: [String: String] = [:]  // table name -> what it stores
         func claim(_ table: String, for owner: String, entity: String, key: String?) throws {
             try checkLength(table, what: "table name", entity: entity, key: key)

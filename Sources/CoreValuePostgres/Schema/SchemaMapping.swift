@@ -6,31 +6,31 @@
 /// `"_version"`; every attribute is a column of its name; every owning to-one relationship is a `bigint`
 /// column of its name referencing the destination's `"_pk"`. A join table is named
 /// `<Entity>_<relationship>` and holds `"owner"`, `"member"` and, when ordered, `"position"`.
-public struct SchemaMapping: Sendable {
+package struct SchemaMapping: Sendable {
     /// The surrogate-key column of every entity table.
-    public static let primaryKeyColumn = "_pk"
+    package static let primaryKeyColumn = "_pk"
     /// The optimistic-locking version column of every entity table.
-    public static let versionColumn = "_version"
+    package static let versionColumn = "_version"
     /// The owner column of a join table.
-    public static let ownerColumn = "owner"
+    package static let ownerColumn = "owner"
     /// The member column of a join table.
-    public static let memberColumn = "member"
+    package static let memberColumn = "member"
     /// The position column of an ordered join table.
-    public static let positionColumn = "position"
+    package static let positionColumn = "position"
     /// The collation of text columns: `C`, byte order, so sorting and comparisons agree with `MemoryStore` and
     /// do not depend on the database's locale.
-    public static let textCollation = "C"
+    package static let textCollation = "C"
 
     /// The model.
-    public let model: ManagedObjectModel
+    package let model: ManagedObjectModel
 
     /// Creates the mapping of a model.
-    public init(model: ManagedObjectModel) {
+    package init(model: ManagedObjectModel) {
         self.model = model
     }
 
     /// The name of the join table that stores an owning to-many relationship.
-    public static func joinTableName(entity: String, relationship: String) -> String {
+    package static func joinTableName(entity: String, relationship: String) -> String {
         entity + "_" + relationship
     }
 
@@ -40,7 +40,7 @@ public struct SchemaMapping: Sendable {
     }
 
     /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.
-    public func foreignKeyRelationships(of entity: Entity) -> [Relationship] {
+    package func foreignKeyRelationships(of entity: Entity) -> [Relationship] {
         entity.relationships.filter { storage(of: $0, in: entity) == .foreignKey }
     }
 

@@ -6,7 +6,7 @@
 /// indexes. Foreign keys between entity tables are added with `ALTER TABLE` so cycles need no ordering.
 public struct SchemaPrinter: Sendable {
     /// The mapping to print.
-    public let mapping: SchemaMapping
+    package let mapping: SchemaMapping
     /// The schema to qualify table names with; `nil` leaves them unqualified (for migration files, which the
     /// migrator runs with the target schema on the search path).
     public let schema: String?
