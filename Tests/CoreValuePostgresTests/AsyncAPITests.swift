@@ -99,27 +99,13 @@ import Testing
     @Test func cancellingASaveCancelsItsStatementAndCommitsNothing() async throws {
         try await withStore(poolSize: 1) { store, url, schema in
             let table = SQLIdentifier("Author", schema: schema).quoted
-            let function = SQLIdentifier("cv_slow", schema: schema).quoted
-            try TestDatabase.execute(
-                url,
-                """
-                CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
-                $$ BEGIN PERFORM pg_sleep(300); RETURN NEW; END $$;
-                CREATE TRIGGER cv_slow BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)();
-                """)
+            try TestDatabase.makeAuthorInsertsSleep(url, schema, seconds: 300)
             let save = Task {
                 let context = ManagedObjectContext(store: store)
                 try await Author(id: "slow", name: "S").save(context)
             }
             // Wait until the server sleeps in this test's insert (other tests sleep too), then cancel the task.
-            try await waitUntil {
-                let connection = try Connection(url)
-                defer { connection.close() }
-                let active = try connection.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND strpos(query, $1) > 0",
-                    [try PostgresValue(schema)])
-                return try active.decode(Int64.self, row: 0, column: 0) > 0
-            }
+            try await waitUntil { try TestDatabase.isSleeping(url, inStatementOn: schema) }
             let cancelled = ContinuousClock.now
             save.cancel()
             await #expect(throws: CancellationError.self) { try await save.value }

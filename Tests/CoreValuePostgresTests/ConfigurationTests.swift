@@ -51,7 +51,7 @@ import Testing
         try await withConfiguredStore { configuration in
             configuration.statementTimeout = .milliseconds(300)
         } _: { store, events, url, schema in
-            try slowInserts(url, schema, seconds: 10)
+            try TestDatabase.makeAuthorInsertsSleep(url, schema, seconds: 10)
             let started = ContinuousClock.now
             #expect {
                 try Author(id: "slow", name: "S").save(ManagedObjectContext(store: store))
@@ -69,7 +69,7 @@ import Testing
         try await withConfiguredStore { configuration in
             configuration.poolSize = 1
         } _: { store, events, url, schema in
-            try slowInserts(url, schema, seconds: 0.5)
+            try TestDatabase.makeAuthorInsertsSleep(url, schema, seconds: 0.5)
             // The first save holds the only connection (its insert sleeps); the second, from another thread,
             // must wait for it. (Async calls would queue on the store's one thread instead.)
             let failures = EventLog()
@@ -94,30 +94,12 @@ import Testing
 
     /// Waits until a backend sleeps in an insert into this schema.
     private func waitForSleep(_ url: String, _ schema: String) throws {
-        let connection = try Connection(url)
-        defer { connection.close() }
         let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
-            let active = try connection.query(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND strpos(query, $1) > 0",
-                [try PostgresValue(schema)])
-            if try active.decode(Int64.self, row: 0, column: 0) > 0 { return }
+            if try TestDatabase.isSleeping(url, inStatementOn: schema) { return }
             Thread.sleep(forTimeInterval: 0.01)
         }
         Issue.record("no insert into \(schema) started sleeping within 120 s")
-    }
-
-    /// A trigger that makes every insert into Author sleep.
-    private func slowInserts(_ url: String, _ schema: String, seconds: Double) throws {
-        let table = SQLIdentifier("Author", schema: schema).quoted
-        let function = SQLIdentifier("cv_slow", schema: schema).quoted
-        try TestDatabase.execute(
-            url,
-            """
-            CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
-            $$ BEGIN PERFORM pg_sleep(\(seconds)); RETURN NEW; END $$;
-            CREATE TRIGGER cv_slow BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)();
-            """)
     }
 
     private func withConfiguredStore(

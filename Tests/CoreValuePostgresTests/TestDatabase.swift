@@ -67,6 +67,30 @@ enum TestDatabase {
         }
     }
 
+    /// A trigger that makes every insert into the example model's `Author` table sleep for `seconds`; drop it
+    /// with `DROP TRIGGER cv_slow ON <table>`.
+    static func makeAuthorInsertsSleep(_ url: String, _ schema: String, seconds: Double) throws {
+        let table = SQLIdentifier("Author", schema: schema).quoted
+        let function = SQLIdentifier("cv_slow", schema: schema).quoted
+        try execute(
+            url,
+            """
+            CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN PERFORM pg_sleep(\(seconds)); RETURN NEW; END $$;
+            CREATE TRIGGER cv_slow BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)();
+            """)
+    }
+
+    /// Whether a backend sleeps in a statement that names `schema` (other tests sleep too).
+    static func isSleeping(_ url: String, inStatementOn schema: String) throws -> Bool {
+        let connection = try Connection(url)
+        defer { connection.close() }
+        let active = try connection.query(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND strpos(query, $1) > 0",
+            [try PostgresValue(schema)])
+        return try active.decode(Int64.self, row: 0, column: 0) > 0
+    }
+
     /// Runs SQL on a connection of its own.
     static func execute(_ url: String, _ sql: String) throws {
         let connection = try Connection(url)

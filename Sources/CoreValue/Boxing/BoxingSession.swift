@@ -180,17 +180,16 @@ struct BoxingSession {
                 if let shared = context.uniqueObject(record.info.name, key, value) {
                     object = shared
                 } else {
+                    let position = try record.info.position(key)
                     object = context.insertObject(record.info)
                     record.isNew = true
                     object.upsertKey = key
                     object.upsertAttributes = record.attributeNames
                     if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
-                    // The identifier first, and the entity's other unique attributes (set by `write`) after.
-                    context.setUnique(value, at: try record.info.position(key), of: object)
-                    for attribute in record.info.uniqueAttributes where attribute.name != key {
-                        context.setUnique(
-                            attribute.defaultValue ?? .null, at: try record.info.position(attribute.name), of: object)
-                    }
+                    // A new object has no original value to record or undo (undoing forgets it): set the
+                    // identifier directly, then index the object as `insert(entityName:)` does.
+                    object.attributes[at: position] = value
+                    context.addUnique(object)
                 }
             } else {
                 object = try context.insert(entityName: record.info.name)

@@ -129,23 +129,14 @@ public final class ManagedObjectContext {
         }
     }
 
-    /// Inserts a new object of an entity with its default values, not yet in the unique index (whose
-    /// unique attributes the caller sets: boxing sets the identifier and indexes it with ``indexUnique``).
+    /// Inserts a new object of an entity with its default values, not yet in the unique index: the caller
+    /// sets its unique attributes first, then calls `addUnique` (as ``insert(entityName:)`` does at once).
     func insertObject(_ info: EntityIndex) -> ManagedObject {
         let object = ManagedObject(info: info, objectID: .temporary(info.name), context: self)
         object.isInsertedFlag = true
         registry[info.name, default: [:]][object.objectID] = object
         pendingInserts.append(object)
         return object
-    }
-
-    /// Sets a unique attribute of an object inserted by the current operation (nothing to record: undoing the
-    /// operation forgets the object) and indexes it.
-    func setUnique(_ value: AttributeValue, at position: Int, of object: ManagedObject) {
-        object.attributes[at: position] = value
-        if !value.isNull {
-            uniqueIndex[UniqueValue(object.info.name, object.info.layout.names[position], value)] = object
-        }
     }
 
     /// The object with this ID: the registered one, or one fetched from the store.

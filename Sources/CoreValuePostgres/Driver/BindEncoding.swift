@@ -56,52 +56,36 @@ enum BindEncoding {
     /// Reads one result cell as an attribute value of a column type (`.null` for SQL NULL).
     ///
     /// - Throws: The driver's decoding error when the cell does not hold that type.
-    /// A cell as an attribute value, decoded straight from libpq's bytes with the column's server type
-    /// (`serverType`, looked up once per column by the caller); any decoding failure is reported by
-    /// ``attributeValue(_:row:column:type:)``, with the column's name in the message.
-    static func fastAttributeValue(
-        _ result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType
+    /// A cell as an attribute value, decoded straight from libpq's bytes (one call each for NULL, length and
+    /// bytes). `serverType` is the column's, looked up once per column by a caller reading many rows.
+    ///
+    /// - Throws: The driver's `.decoding` error naming the column, its server type, the row and the Swift type,
+    ///   for a cell outside the result or one that does not hold `type`.
+    static func attributeValue(
+        _ result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType? = nil
     ) throws -> AttributeValue {
-        guard row < result.rowCount, column < result.columnCount else {
-            return try attributeValue(result, row: row, column: column, type: type)
-        }
+        guard result.contains(row: row, column: column) else { throw result.outOfRange(row: row, column: column) }
         guard let bytes = result.unsafeBytes(row: Int32(row), column: Int32(column)) else { return .null }
-        do {
-            switch type {
-            case .int16: return .int16(try Int16.decode(from: bytes, type: serverType))
-            case .int32: return .int32(try Int32.decode(from: bytes, type: serverType))
-            case .int64: return .int64(try Int64.decode(from: bytes, type: serverType))
-            case .float: return .float(try Float.decode(from: bytes, type: serverType))
-            case .double: return .double(try Double.decode(from: bytes, type: serverType))
-            case .bool: return .bool(try Bool.decode(from: bytes, type: serverType))
-            case .string: return .string(try String.decode(from: bytes, type: serverType))
-            case .data: return .data(try Data.decode(from: bytes, type: serverType))
-            case .date: return .date(try Date.decode(from: bytes, type: serverType))
-            case .decimal: return .decimal(try Decimal.decode(from: bytes, type: serverType))
-            case .uuid: return .uuid(try UUID.decode(from: bytes, type: serverType))
+        let serverType = serverType ?? result.columns[column].type
+        func decoded<T: PostgresDecodable>(_: T.Type, _ wrap: (T) -> AttributeValue) throws -> AttributeValue {
+            do {
+                return wrap(try T.decode(from: bytes, type: serverType))
+            } catch let error as LibPQError {
+                throw result.decodingFailure(error, row: row, column: column, as: T.self)
             }
-        } catch {
-            // The checked path again, for its error naming the column, type and row.
-            return try attributeValue(result, row: row, column: column, type: type)
         }
-    }
-
-    static func attributeValue(_ result: QueryResult, row: Int, column: Int, type: AttributeType) throws
-        -> AttributeValue
-    {
-        if result.isNull(row: row, column: column) { return .null }
         switch type {
-        case .int16: return .int16(try result.decode(Int16.self, row: row, column: column))
-        case .int32: return .int32(try result.decode(Int32.self, row: row, column: column))
-        case .int64: return .int64(try result.decode(Int64.self, row: row, column: column))
-        case .float: return .float(try result.decode(Float.self, row: row, column: column))
-        case .double: return .double(try result.decode(Double.self, row: row, column: column))
-        case .bool: return .bool(try result.decode(Bool.self, row: row, column: column))
-        case .string: return .string(try result.decode(String.self, row: row, column: column))
-        case .data: return .data(try result.decode(Data.self, row: row, column: column))
-        case .date: return .date(try result.decode(Date.self, row: row, column: column))
-        case .decimal: return .decimal(try result.decode(Decimal.self, row: row, column: column))
-        case .uuid: return .uuid(try result.decode(UUID.self, row: row, column: column))
+        case .int16: return try decoded(Int16.self, AttributeValue.int16)
+        case .int32: return try decoded(Int32.self, AttributeValue.int32)
+        case .int64: return try decoded(Int64.self, AttributeValue.int64)
+        case .float: return try decoded(Float.self, AttributeValue.float)
+        case .double: return try decoded(Double.self, AttributeValue.double)
+        case .bool: return try decoded(Bool.self, AttributeValue.bool)
+        case .string: return try decoded(String.self, AttributeValue.string)
+        case .data: return try decoded(Data.self, AttributeValue.data)
+        case .date: return try decoded(Date.self, AttributeValue.date)
+        case .decimal: return try decoded(Decimal.self, AttributeValue.decimal)
+        case .uuid: return try decoded(UUID.self, AttributeValue.uuid)
         }
     }
 }

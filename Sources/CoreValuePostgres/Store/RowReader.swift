@@ -26,7 +26,7 @@ struct RowReader {
             for (offset, attribute) in entity.attributes.enumerated() {
                 let column = attributeStart + offset
                 values.append(
-                    try BindEncoding.fastAttributeValue(
+                    try BindEncoding.attributeValue(
                         result, row: row, column: column, type: attribute.type,
                         serverType: serverTypes[column]))
             }

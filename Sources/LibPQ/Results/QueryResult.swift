@@ -79,14 +79,8 @@ public final class QueryResult: @unchecked Sendable {
 
     /// Calls `body` with the cell's binary bytes (valid only inside `body`), or `nil` for NULL.
     public func withBytes<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        guard !isNull(row: row, column: column) else { return try body(nil) }
-        let r = Int32(row)
-        let c = Int32(column)
-        let length = Int(PQgetlength(result, r, c))
-        guard let pointer = PQgetvalue(result, r, c) else {
-            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-        return try body(UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length))
+        guard inRange(row, column) else { return try body(nil) }
+        return try body(unsafeBytes(row: Int32(row), column: Int32(column)))
     }
 
     /// Decodes a cell; NULL only decodes into an `Optional` type.
@@ -94,9 +88,7 @@ public final class QueryResult: @unchecked Sendable {
     /// - Throws: ``LibPQError`` `.decoding` naming the column, its server type and the Swift type when the
     ///   cell is NULL (for a non-optional type) or does not fit.
     public func decode<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T {
-        guard inRange(row, column) else {
-            throw LibPQError(.decoding, "cell (\(row), \(column)) is outside the result (\(rowCount)x\(columnCount))")
-        }
+        guard inRange(row, column) else { throw outOfRange(row: row, column: column) }
         let serverType = columns[column].type
         do {
             return try withBytes(row: row, column: column) { bytes in
@@ -104,10 +96,23 @@ public final class QueryResult: @unchecked Sendable {
                 return try T.decode(from: bytes, type: serverType)
             }
         } catch let error as LibPQError {
-            throw LibPQError(
-                .decoding,
-                "column \"\(columns[column].name)\" (\(serverType)) row \(row) as \(T.self): \(error.message)")
+            throw decodingFailure(error, row: row, column: column, as: T.self)
         }
+    }
+
+    /// Whether a cell is inside the result, for decoders that read cells through ``unsafeBytes(row:column:)``.
+    package func contains(row: Int, column: Int) -> Bool { inRange(row, column) }
+
+    /// The error for a cell outside the result.
+    package func outOfRange(row: Int, column: Int) -> LibPQError {
+        LibPQError(.decoding, "cell (\(row), \(column)) is outside the result (\(rowCount)x\(columnCount))")
+    }
+
+    /// A decoding error of a cell, naming its column, server type, row and the Swift type asked for.
+    package func decodingFailure<T>(_ error: LibPQError, row: Int, column: Int, as type: T.Type) -> LibPQError {
+        LibPQError(
+            .decoding,
+            "column \"\(columns[column].name)\" (\(columns[column].type)) row \(row) as \(T.self): \(error.message)")
     }
 
     /// Decodes a cell, giving `nil` for NULL.
