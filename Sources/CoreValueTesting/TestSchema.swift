@@ -94,6 +94,16 @@ public struct TestSchema: Sendable {
         return try body(empty)
     }
 
+    /// Runs `body` (async) with the URL and a fresh schema name (nothing created yet, no store), then drops
+    /// the schema if `body` created it.
+    ///
+    /// - Throws: As the synchronous form: ``TestSchemaError`` without `DATABASE_URL`; what `body` throws.
+    public static func withEmpty<T>(_ body: (TestSchema) async throws -> T) async throws -> T {
+        let empty = try makeEmpty()
+        defer { drop(empty) }
+        return try await body(empty)
+    }
+
     private static func makeEmpty() throws -> TestSchema {
         guard let url else { throw TestSchemaError() }
         return TestSchema(url: url, name: "cvtest_" + UUID().uuidString.prefix(8).lowercased(), store: nil)

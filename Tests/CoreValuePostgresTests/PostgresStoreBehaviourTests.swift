@@ -1,21 +1,24 @@
 @_spi(StoreImplementation) import CoreValue
 import CoreValueExamples
 import CoreValuePostgres
+import CoreValueTesting
 import Foundation
 import LibPQ
 import Testing
 
 /// The store-generic behaviour suite of CoreValueTests (`BehaviourSuite/` and `BehaviourSupport/` are links to
-/// its `Suite/` and `Support/` folders), run against `PostgresStore`: one suite, two stores.
+/// its `Suite/` and `Support/` folders), run against `PostgresStore` through both APIs: one suite, two stores,
+/// two APIs.
 ///
 /// Each store the suite asks for lives in a fresh schema migrated to the example model; the schemas are
 /// dropped when the case ends.
-@Test(arguments: StoreSuite.all)
-func postgresStoreBehaviour(_ check: SuiteCase) throws {
-    try TestDatabase.withSchema("postgresStoreBehaviour(\(check.name))") { url, firstSchema in
-        let stores = StoreFactoryRecord(url: url, firstSchema: firstSchema)
+@Test(arguments: StoreSuite.all, APIMode.allCases)
+func postgresStoreBehaviour(_ check: SuiteCase, _ api: APIMode) async throws {
+    guard TestDatabase.isAvailable("postgresStoreBehaviour(\(check.name))") else { return }
+    try await TestSchema.withEmpty { schema in
+        let stores = StoreFactoryRecord(url: schema.url, firstSchema: schema.name)
         defer { stores.closeAndDrop() }
-        try check.run { try stores.make() }
+        try await check.run({ try stores.make() }, api)
     }
 }
 

@@ -4,6 +4,21 @@ struct Handoff<Value>: @unchecked Sendable {
     let value: Value
 }
 
+/// The work of one `performBlocking` call, run once on the store's thread and released as soon as it ran.
+private final class BlockingWork<T>: @unchecked Sendable {
+    // Touched by the store's thread only, while the task that made it is suspended.
+    private var body: (() throws -> T)?
+
+    init(_ body: @escaping () throws -> T) { self.body = body }
+
+    func run(_ token: CancellationToken) throws -> T {
+        guard let body else { throw CancellationError() }
+        self.body = nil
+        try token.checkCancellation()
+        return try token.makeCurrent { try body() }
+    }
+}
+
 extension ManagedObjectContext {
     /// Runs synchronous work of this context for an async caller, on a thread of the store
     /// (``Store/runBlocking(_:)``), while the calling task waits without holding a thread of the cooperative
@@ -15,18 +30,16 @@ extension ManagedObjectContext {
     nonisolated(nonsending) func performBlocking<T>(_ body: @escaping () throws -> T) async throws -> T {
         try Task.checkCancellation()
         let token = CancellationToken()
-        let work = Handoff(value: body)
+        let work = BlockingWork(body)
         let store = self.store
         let result: Handoff<T> = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 store.runBlocking {
-                    do {
-                        try token.checkCancellation()
-                        let value = try token.makeCurrent { try work.value() }
-                        continuation.resume(returning: Handoff(value: value))
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
+                    // `run` lets go of `body` (and the context it captured) before the task resumes: were the
+                    // store's thread the last holder, the context would deinit there while the task uses its
+                    // objects.
+                    let outcome = Result { try work.run(token) }
+                    continuation.resume(with: outcome.map { Handoff(value: $0) })
                 }
             }
         } onCancel: {

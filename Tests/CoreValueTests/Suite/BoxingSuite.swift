@@ -10,36 +10,37 @@ enum BoxingSuite {
     }
 
     static let basicCases: [SuiteCase] = [
-        SuiteCase("dates are kept to the nearest microsecond, as timestamptz keeps them") { make in
+        SuiteCase("dates are kept to the nearest microsecond, as timestamptz keeps them") { make, api in
             let store = try make()
             var car = Fixtures.car("precise")
             car.builtAt = Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_789)
-            try car.save(ManagedObjectContext(store: store))
-            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: .key("name") == "precise")
+            try await car.save(ManagedObjectContext(store: store), via: api)
+            let read: [Car] = try await Car.query(
+                ManagedObjectContext(store: store), predicate: .key("name") == "precise", via: api)
             let expected = Date(timeIntervalSinceReferenceDate: 123_456_789_123_457 / 1_000_000)
             #expect(read.first?.builtAt == expected)
         },
-        SuiteCase("every attribute type round-trips") { make in
+        SuiteCase("every attribute type round-trips") { make, api in
             let store = try make()
             var car = Fixtures.car()
-            try car.save(ManagedObjectContext(store: store))
-            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: nil)
+            try await car.save(ManagedObjectContext(store: store), via: api)
+            let read: [Car] = try await Car.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read == [car])
         },
-        SuiteCase("an enum stores its raw value") { make in
+        SuiteCase("an enum stores its raw value") { make, api in
             let context = ManagedObjectContext(store: try make())
-            let object = try Fixtures.car().toObject(context)
+            let object = try await Fixtures.car().toObject(context, via: api)
             #expect(try object.value(forKey: "kind") == .string("hatchback"))
         },
-        SuiteCase("nil optionals clear attributes") { make in
+        SuiteCase("nil optionals clear attributes") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             var car = Fixtures.car()
-            try car.save(context)
+            try await car.save(context, via: api)
             car.photo = nil
             car.nickname = nil
-            try car.save(context)
-            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: nil)
+            try await car.save(context, via: api)
+            let read: [Car] = try await Car.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.first?.photo == nil)
             #expect(read.first?.nickname == nil)
             #expect(read.count == 1)
@@ -130,27 +131,27 @@ struct CyclicArticle: CVManagedUniqueStruct, Hashable {
 
 extension BoxingSuite {
     static let errorCases: [SuiteCase] = [
-        SuiteCase("a wrong type throws the seed's unboxing error naming key and type") { make in
+        SuiteCase("a wrong type throws the seed's unboxing error naming key and type") { make, api in
             let context = ManagedObjectContext(store: try make())
-            let object = try Fixtures.employee("Ann").toObject(context)
+            let object = try await Fixtures.employee("Ann").toObject(context, via: api)
             #expect {
                 _ = try EmployeeAgeAsString.fromObject(object)
             } throws: { isUnboxError($0, mentioning: ["'age'", "Employee", "String"]) }
         },
-        SuiteCase("lossy numeric conversion throws") { make in
+        SuiteCase("lossy numeric conversion throws") { make, api in
             let context = ManagedObjectContext(store: try make())
             var car = Fixtures.car()
             car.mileage = 70_000
-            let object = try car.toObject(context)
+            let object = try await car.toObject(context, via: api)
             #expect {
                 _ = try CarMileageInt16.fromObject(object)
             } throws: { isUnboxError($0, mentioning: ["'mileage'", "Int16"]) }
             #expect(throws: CVManagedStructError.self) { try object.setValue(Int64(70_000), forKey: "seats") }
             #expect(try object.value(forKey: "mileage", as: Int32.self) == 70_000)
         },
-        SuiteCase("<|? gives nil for null but throws for a wrong type") { make in
+        SuiteCase("<|? gives nil for null but throws for a wrong type") { make, api in
             let context = ManagedObjectContext(store: try make())
-            let object = try Fixtures.employee("Ann").toObject(context)
+            let object = try await Fixtures.employee("Ann").toObject(context, via: api)
             #expect {
                 _ = try EmployeeOptionalReads.fromObject(object)
             } throws: { isUnboxError($0, mentioning: ["'age'"]) }
@@ -159,39 +160,39 @@ extension BoxingSuite {
             #expect(read.position == nil)
             #expect(read.age == nil)
         },
-        SuiteCase("a missing required value throws naming key and type") { make in
+        SuiteCase("a missing required value throws naming key and type") { make, api in
             let context = ManagedObjectContext(store: try make())
             let object = try context.insert(entityName: "Employee")
             #expect {
                 _ = try Employee.fromObject(object)
             } throws: { isUnboxError($0, mentioning: ["'name'", "String"]) }
         },
-        SuiteCase("an unknown field throws and leaves nothing behind") { make in
+        SuiteCase("an unknown field throws and leaves nothing behind") { make, api in
             let context = ManagedObjectContext(store: try make())
             let extra = EmployeeWithExtra(name: "A", age: 1, department: "D", job: "J", shoeSize: 44)
-            #expect(throws: CVManagedStructError.unknownKey(entity: "Employee", key: "shoeSize")) {
-                try extra.toObject(context)
+            await #expect(throws: CVManagedStructError.unknownKey(entity: "Employee", key: "shoeSize")) {
+                _ = try await extra.toObject(context, via: api)
             }
             #expect(!context.hasChanges)
             #expect(context.registeredObjects.isEmpty)
         },
-        SuiteCase("a nested struct of the wrong entity throws and leaves nothing behind") { make in
+        SuiteCase("a nested struct of the wrong entity throws and leaves nothing behind") { make, api in
             let context = ManagedObjectContext(store: try make())
             let company = CompanyOfCars(name: "Cars", employees: [Fixtures.car()])
-            #expect(throws: CVManagedStructError.self) { try company.toObject(context) }
+            await #expect(throws: CVManagedStructError.self) { _ = try await company.toObject(context, via: api) }
             #expect(!context.hasChanges)
             #expect(context.registeredObjects.isEmpty)
         },
-        SuiteCase("an unknown entity throws instead of trapping") { make in
+        SuiteCase("an unknown entity throws instead of trapping") { make, api in
             let context = ManagedObjectContext(store: try make())
-            #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
-                try Spaceship(name: "Enterprise").toObject(context)
+            await #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
+                _ = try await Spaceship(name: "Enterprise").toObject(context, via: api)
             }
-            #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
-                let _: [Spaceship] = try Spaceship.query(context, predicate: nil)
+            await #expect(throws: CVManagedStructError.unknownEntity("Spaceship")) {
+                let _: [Spaceship] = try await Spaceship.query(context, predicate: nil, via: api)
             }
         },
-        SuiteCase("a nil context gives a readable ephemeral object") { make in
+        SuiteCase("a nil context gives a readable ephemeral object") { make, api in
             _ = ManagedObjectContext(store: try make())
             var employee = Fixtures.employee("Eph")
             let object = try employee.mutatingToObject(nil)
@@ -199,24 +200,24 @@ extension BoxingSuite {
             #expect(object.objectID.isTemporary)
             #expect(employee.objectID == nil)
             #expect(try Employee.fromObject(object).name == "Eph")
-            let company = try Company(name: "C", employees: [employee]).toObject(nil)
+            let company = try await Company(name: "C", employees: [employee]).toObject(nil, via: api)
             #expect(try Company.fromObject(company).employees.map(\.name) == ["Eph"])
         },
-        SuiteCase("unboxing a cycle of inverse relationships terminates") { make in
+        SuiteCase("unboxing a cycle of inverse relationships terminates") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             // Box from the author's side: a nested struct's (empty) back-reference would otherwise replace the
             // links boxed before it, as in the seed.
             let articles = (1...3).map { CyclicArticle(id: $0, title: "T\($0)", text: "x", author: nil) }
-            try CyclicAuthor(id: "a1", name: "Ann", articles: Set(articles)).save(context)
+            try await CyclicAuthor(id: "a1", name: "Ann", articles: Set(articles)).save(context, via: api)
             let fresh = ManagedObjectContext(store: store)
-            let authors: [CyclicAuthor] = try CyclicAuthor.query(fresh, predicate: nil)
+            let authors: [CyclicAuthor] = try await CyclicAuthor.query(fresh, predicate: nil, via: api)
             #expect(authors.count == 1)
             #expect(authors.first?.articles.count == 3)
             // Inside the author, each article's back-reference to the author being unboxed reads as nil.
             #expect(authors.first?.articles.allSatisfy { $0.author == nil } == true)
-            let read: [CyclicArticle] = try CyclicArticle.query(
-                fresh, predicate: nil, sortDescriptors: [.init(key: "id")])
+            let read: [CyclicArticle] = try await CyclicArticle.query(
+                fresh, predicate: nil, sortDescriptors: [.init(key: "id")], via: api)
             #expect(read.map(\.id) == [1, 2, 3])
             // Inside an article, its author lists the other articles only (the one being unboxed is left out).
             #expect(read.first?.author?.articles.map(\.id).sorted() == [2, 3])
@@ -239,21 +240,22 @@ struct LegacyProduct: CVManagedUniqueStruct {
 
 extension BoxingSuite {
     static let conversionCases: [SuiteCase] = [
-        SuiteCase("NSDecimalNumber and Int box into decimal and int32 attributes") { make in
+        SuiteCase("NSDecimalNumber and Int box into decimal and int32 attributes") { make, api in
             let store = try make()
             let product = LegacyProduct(id: 7, name: "Pen", price: NSDecimalNumber(string: "1.25"))
-            try product.save(ManagedObjectContext(store: store))
-            let read: [LegacyProduct] = try LegacyProduct.query(ManagedObjectContext(store: store), predicate: nil)
+            try await product.save(ManagedObjectContext(store: store), via: api)
+            let read: [LegacyProduct] = try await LegacyProduct.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.first?.price == NSDecimalNumber(string: "1.25"))
             #expect(read.first?.id == 7)
-            let typed: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            let typed: [Product] = try await Product.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(typed.first?.price == Decimal(string: "1.25"))
         },
-        SuiteCase("an Int too large for its int32 attribute throws naming the field") { make in
+        SuiteCase("an Int too large for its int32 attribute throws naming the field") { make, api in
             let context = ManagedObjectContext(store: try make())
             let product = LegacyProduct(id: Int(Int32.max) + 1, name: "Pen", price: 1)
-            #expect {
-                try product.toObject(context)
+            await #expect {
+                _ = try await product.toObject(context, via: api)
             } throws: { error in
                 isStructError(error) { $0.code == .typeMismatch && $0.entity == "Product" && $0.key == "id" }
             }
@@ -275,30 +277,30 @@ struct OptionalStaffCompany: CVManagedPersistentStruct {
 
 extension BoxingSuite {
     static let collectionCases: [SuiteCase] = [
-        SuiteCase("optional collections box when set and clear when nil") { make in
+        SuiteCase("optional collections box when set and clear when nil") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             var company = OptionalStaffCompany(
                 name: "Acme", employees: [Fixtures.employee("A"), Fixtures.employee("B")])
-            try company.save(context)
-            var read: [OptionalStaffCompany] = try OptionalStaffCompany.query(
-                ManagedObjectContext(store: store), predicate: nil)
+            try await company.save(context, via: api)
+            var read: [OptionalStaffCompany] = try await OptionalStaffCompany.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.first?.employees?.map(\.name) == ["A", "B"])
             company.employees = nil
-            try company.save(context)
-            read = try OptionalStaffCompany.query(ManagedObjectContext(store: store), predicate: nil)
+            try await company.save(context, via: api)
+            read = try await OptionalStaffCompany.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.first?.employees == [])
             #expect(try Fixtures.count(store, "Employee") == 2)
         },
-        SuiteCase("boxing without saving reads back through the object") { make in
+        SuiteCase("boxing without saving reads back through the object") { make, api in
             let context = ManagedObjectContext(store: try make())
             let company = Company(name: "Acme", employees: (1...3).map { Fixtures.employee("E\($0)") })
-            let object = try company.toObject(context)
+            let object = try await company.toObject(context, via: api)
             let read = try Company.fromObject(object)
             #expect(read.name == company.name && read.employees.map(\.name) == company.employees.map(\.name))
             // Unsaved objects have temporary IDs; boxing the struct again in this context finds the same object.
             #expect(read.objectID?.isTemporary == true)
-            #expect(try read.toObject(context) === object)
+            #expect(try await read.toObject(context, via: api) === object)
             #expect(try object.objects(forKey: "employees").count == 3)
             #expect(context.insertedObjects.count == 4)
         },
@@ -334,12 +336,15 @@ struct CentsProduct: CVManagedUniqueStruct {
 
 extension BoxingSuite {
     static let customCases: [SuiteCase] = [
-        SuiteCase("a custom Boxing type writes through its own box method") { make in
+        SuiteCase("a custom Boxing type writes through its own box method") { make, api in
             let store = try make()
-            try CentsProduct(id: 1, name: "Pen", price: Cents(value: 250)).save(ManagedObjectContext(store: store))
-            let products: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            try await CentsProduct(id: 1, name: "Pen", price: Cents(value: 250)).save(
+                ManagedObjectContext(store: store), via: api)
+            let products: [Product] = try await Product.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(products.first?.price == Decimal(string: "2.5"))
-            let read: [CentsProduct] = try CentsProduct.query(ManagedObjectContext(store: store), predicate: nil)
+            let read: [CentsProduct] = try await CentsProduct.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.first?.price == Cents(value: 250))
         }
     ]
@@ -374,12 +379,12 @@ extension BoxingSuite {
     }
 
     static let randomCases: [SuiteCase] = [7, 8].map { seed in
-        SuiteCase("random cars round-trip (seed \(seed))") { make in
+        SuiteCase("random cars round-trip (seed \(seed))") { make, api in
             var random = SeededRandom(seed: UInt64(seed))
             let store = try make()
             var cars = (0..<50).map { _ in randomCar(&random) }
-            try cars.saveAll(ManagedObjectContext(store: store))
-            let read: [Car] = try Car.query(ManagedObjectContext(store: store), predicate: nil)
+            try await cars.saveAll(ManagedObjectContext(store: store), via: api)
+            let read: [Car] = try await Car.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             let byID = Dictionary(read.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
             for car in cars {
                 #expect(byID[car.objectID] == car, "seed \(seed): \(car)")

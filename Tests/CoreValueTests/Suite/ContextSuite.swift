@@ -6,19 +6,20 @@ import Testing
 /// The context: identity map, change tracking, rollback, errors of the object API.
 enum ContextSuite {
     static let cases: [SuiteCase] = [
-        SuiteCase("one object per stored row per context") { make in
+        SuiteCase("one object per stored row per context") { make, api in
             let store = try make()
             var employee = Fixtures.employee("Ann")
-            try employee.save(ManagedObjectContext(store: store))
+            try await employee.save(ManagedObjectContext(store: store), via: api)
             let context = ManagedObjectContext(store: store)
-            let fetched = try context.fetch(FetchRequest(entityName: "Employee"))
-            let again = try context.fetch(FetchRequest(entityName: "Employee", predicate: .key("name") == "Ann"))
-            let byID = try context.existingObject(with: try #require(employee.objectID))
+            let fetched = try await context.fetch(FetchRequest(entityName: "Employee"), via: api)
+            let again = try await context.fetch(
+                FetchRequest(entityName: "Employee", predicate: .key("name") == "Ann"), via: api)
+            let byID = try await context.existingObject(with: try #require(employee.objectID), via: api)
             #expect(fetched.count == 1)
             #expect(fetched[0] === again[0])
             #expect(fetched[0] === byID)
         },
-        SuiteCase("insert, change, delete and rollback track changes") { make in
+        SuiteCase("insert, change, delete and rollback track changes") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             #expect(!context.hasChanges)
@@ -29,8 +30,8 @@ enum ContextSuite {
             #expect(!context.hasChanges)
             #expect(context.registeredObjects.isEmpty)
             var employee = Fixtures.employee("Ann")
-            try employee.save(context)
-            let saved = try context.existingObject(with: try #require(employee.objectID))
+            try await employee.save(context, via: api)
+            let saved = try await context.existingObject(with: try #require(employee.objectID), via: api)
             try saved.setValue("Changed", forKey: "name")
             #expect(context.updatedObjects == [saved])
             try saved.setValue("Ann", forKey: "name")
@@ -40,23 +41,25 @@ enum ContextSuite {
             #expect(throws: CVManagedStructError.self) { try saved.setValue("Ghost", forKey: "name") }
             context.rollback()
             #expect(!saved.isDeleted)
-            #expect(try context.fetch(FetchRequest(entityName: "Employee")).count == 1)
+            #expect(try await context.fetch(FetchRequest(entityName: "Employee"), via: api).count == 1)
         },
-        SuiteCase("a required attribute without a value fails the save before the store") { make in
+        SuiteCase("a required attribute without a value fails the save before the store") { make, api in
             let store = CountingStore(try make())
             let context = ManagedObjectContext(store: store)
             let object = try context.insert(entityName: "Employee")
             try object.setValue("Ann", forKey: "name")
-            #expect(throws: CVManagedStructError.missingValue(entity: "Employee", key: "age")) { try context.save() }
+            await #expect(throws: CVManagedStructError.missingValue(entity: "Employee", key: "age")) {
+                try await context.save(via: api)
+            }
             #expect(store.count("apply") == 0)
             #expect(context.hasChanges)
             try object.setValue(Int16(30), forKey: "age")
             try object.setValue("Sales", forKey: "department")
             try object.setValue("Seller", forKey: "job")
-            try context.save()
+            try await context.save(via: api)
             #expect(!object.objectID.isTemporary)
         },
-        SuiteCase("the object API throws for unknown keys, wrong types and entities") { make in
+        SuiteCase("the object API throws for unknown keys, wrong types and entities") { make, api in
             let context = ManagedObjectContext(store: try make())
             #expect(throws: CVManagedStructError.unknownEntity("Nope")) { try context.insert(entityName: "Nope") }
             let object = try context.insert(entityName: "Employee")
@@ -71,11 +74,11 @@ enum ContextSuite {
             let other = ManagedObjectContext(store: context.store)
             let foreign = try other.insert(entityName: "Company")
             #expect(throws: CVManagedStructError.self) { try object.setObject(foreign, forKey: "company") }
-            #expect(throws: CVManagedStructError.objectNotFound(.permanent("Employee", 999))) {
-                try context.existingObject(with: .permanent("Employee", 999))
+            await #expect(throws: CVManagedStructError.objectNotFound(.permanent("Employee", 999))) {
+                _ = try await context.existingObject(with: .permanent("Employee", 999), via: api)
             }
         },
-        SuiteCase("typed attribute access converts without loss") { make in
+        SuiteCase("typed attribute access converts without loss") { make, api in
             let context = ManagedObjectContext(store: try make())
             let object = try context.insert(entityName: "Car")
             try object.setValue(3, forKey: "doors")
@@ -85,13 +88,13 @@ enum ContextSuite {
             try object.setValue(Int64(Int32.max) + 1, forKey: "mileage")
             #expect(throws: CVManagedStructError.self) { try object.value(forKey: "mileage", as: Int32.self) }
         },
-        SuiteCase("permanent IDs survive encoding and find the row from another context") { make in
+        SuiteCase("permanent IDs survive encoding and find the row from another context") { make, api in
             let store = try make()
             var car = Fixtures.car()
-            try car.save(ManagedObjectContext(store: store))
+            try await car.save(ManagedObjectContext(store: store), via: api)
             let data = try JSONEncoder().encode(try #require(car.objectID))
             let id = try JSONDecoder().decode(ManagedObjectID.self, from: data)
-            let object = try ManagedObjectContext(store: store).existingObject(with: id)
+            let object = try await ManagedObjectContext(store: store).existingObject(with: id, via: api)
             #expect(try Car.fromObject(object) == car)
         },
     ]

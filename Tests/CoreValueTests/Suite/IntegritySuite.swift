@@ -8,28 +8,28 @@ import Testing
 enum IntegritySuite {
     static let cases: [SuiteCase] = [tornRows, unchangedUniqueWrite, releasedContext, deepPredicate, caseInsensitive]
 
-    static let tornRows = SuiteCase("a unique struct's save leaves the row equal to that whole struct") { make in
+    static let tornRows = SuiteCase("a unique struct's save leaves the row equal to that whole struct") { make, api in
         let store = try make()
-        try Product(id: 1, name: "v0", price: 1).save(ManagedObjectContext(store: store))
+        try await Product(id: 1, name: "v0", price: 1).save(ManagedObjectContext(store: store), via: api)
         let a = ManagedObjectContext(store: store)
         let b = ManagedObjectContext(store: store)
         // Both read the row; B saves first, then A, whose price equals the one it read.
-        _ = try Product.query(a, predicate: .key("id") == 1) as [Product]
-        _ = try Product.query(b, predicate: .key("id") == 1) as [Product]
-        try Product(id: 1, name: "vB", price: 2).save(b)
-        try Product(id: 1, name: "vA", price: 1).save(a)
-        let read: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+        _ = try await Product.query(a, predicate: .key("id") == 1, via: api) as [Product]
+        _ = try await Product.query(b, predicate: .key("id") == 1, via: api) as [Product]
+        try await Product(id: 1, name: "vB", price: 2).save(b, via: api)
+        try await Product(id: 1, name: "vA", price: 1).save(a, via: api)
+        let read: [Product] = try await Product.query(ManagedObjectContext(store: store), predicate: nil, via: api)
         #expect(read == [Product(id: 1, name: "vA", price: 1)])
     }
 
-    static let unchangedUniqueWrite = SuiteCase("saving an unchanged unique struct still writes it last") { make in
+    static let unchangedUniqueWrite = SuiteCase("saving an unchanged unique struct still writes it last") { make, api in
         let store = try make()
         let a = ManagedObjectContext(store: store)
-        try Product(id: 7, name: "mine", price: 5).save(a)
-        try Product(id: 7, name: "theirs", price: 6).save(ManagedObjectContext(store: store))
+        try await Product(id: 7, name: "mine", price: 5).save(a, via: api)
+        try await Product(id: 7, name: "theirs", price: 6).save(ManagedObjectContext(store: store), via: api)
         // Nothing changed since A wrote it, but A's save is the last write: the row is A's struct again.
-        try Product(id: 7, name: "mine", price: 5).save(a)
-        let read: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+        try await Product(id: 7, name: "mine", price: 5).save(a, via: api)
+        let read: [Product] = try await Product.query(ManagedObjectContext(store: store), predicate: nil, via: api)
         #expect(read == [Product(id: 7, name: "mine", price: 5)])
         // Saved unchanged again while the row is still at the version A wrote: nothing to write.
         func version() throws -> Int64? {
@@ -37,13 +37,13 @@ enum IntegritySuite {
             return rows.first?.version
         }
         let before = try version()
-        try Product(id: 7, name: "mine", price: 5).save(a)
+        try await Product(id: 7, name: "mine", price: 5).save(a, via: api)
         #expect(try version() == before)
         // Deleted by another writer meanwhile: saving the unchanged struct is a conflict on both stores, not a
         // silent success with no row.
-        try Product(id: 7, name: "mine", price: 5).delete(ManagedObjectContext(store: store))
-        #expect {
-            try Product(id: 7, name: "mine", price: 5).save(a)
+        try await Product(id: 7, name: "mine", price: 5).delete(ManagedObjectContext(store: store), via: api)
+        await #expect {
+            try await Product(id: 7, name: "mine", price: 5).save(a, via: api)
         } throws: { error in
             // The seed's style of match, on the error's code.
             if case CVManagedStructError.conflict = error { return true }
@@ -53,18 +53,18 @@ enum IntegritySuite {
 
     static let releasedContext = SuiteCase(
         "a relationship of an object whose context was released throws, and nothing is unlinked"
-    ) { make in
+    ) { make, api in
         let store = try make()
         var company = Company(
             name: "Folder",
             employees: (1...5).map { Employee(name: "Doc \($0)", age: 30, position: nil, department: "D", job: "J") })
-        try company.save(ManagedObjectContext(store: store))
+        try await company.save(ManagedObjectContext(store: store), via: api)
         let id = try #require(company.objectID)
         // The helper returns the object and releases its context at once.
-        func detachedObject() throws -> ManagedObject {
-            try ManagedObjectContext(store: store).existingObject(with: id)
+        func detachedObject() async throws -> ManagedObject {
+            try await ManagedObjectContext(store: store).existingObject(with: id, via: api)
         }
-        let object = try detachedObject()
+        let object = try await detachedObject()
         #expect(try object.value(forKey: "name", as: String.self) == "Folder")
         #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Company", key: "employees")) {
             _ = try Company.fromObject(object)
@@ -73,25 +73,26 @@ enum IntegritySuite {
             _ = try object.objects(forKey: "employees")
         }
         let reader = ManagedObjectContext(store: store)
-        let stored = try Company.fromObject(try reader.existingObject(with: id))
-        let employee = try ManagedObjectContext(store: store).existingObject(
-            with: try #require(stored.employees.first?.objectID))
+        let stored = try Company.fromObject(try await reader.existingObject(with: id, via: api))
+        let employee = try await ManagedObjectContext(store: store).existingObject(
+            with: try #require(stored.employees.first?.objectID), via: api)
         #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Employee", key: "company")) {
             _ = try employee.object(forKey: "company")
         }
         let fresh = ManagedObjectContext(store: store)
-        let read = try Company.fromObject(try fresh.existingObject(with: id))
+        let read = try Company.fromObject(try await fresh.existingObject(with: id, via: api))
         #expect(read.employees.map(\.name) == (1...5).map { "Doc \($0)" })
     }
 
     static let deepPredicate = SuiteCase(
         "a predicate nested deeper than the limit is a typed error, even on a small stack"
-    ) { make in
+    ) { make, api in
         let store = try make()
         var stored = Employee(name: "A", age: 30, position: nil, department: "D", job: "J")
-        try stored.save(ManagedObjectContext(store: store))
+        try await stored.save(ManagedObjectContext(store: store), via: api)
         // The predicate is built and freed on a thread with a large stack: freeing a value nested 15,000 levels
-        // deep recurses in the runtime itself, whoever built it. The store's work runs on a small one.
+        // deep recurses in the runtime itself, whoever built it. The store's work runs on a small one, through
+        // the synchronous API in both modes: the async API would run it on a thread of the store's.
         let (depth, tooDeep, fits) = try SmallStack.run(size: 64 * 1024 * 1024) { () -> (Int, Error?, Int) in
             var deep: CVPredicate = .key("age") == 30
             for level in 0..<15_000 { deep = level % 2 == 0 ? !deep : .and([deep, .true]) }
@@ -121,7 +122,8 @@ enum IntegritySuite {
         #expect(fits == 2)
     }
 
-    static let caseInsensitive = SuiteCase("case-insensitive matches of non-ASCII text follow one definition") { make in
+    static let caseInsensitive = SuiteCase("case-insensitive matches of non-ASCII text follow one definition") {
+        make, api in
         let store = try make()
         let names = [
             "İstanbul", "istanbul", "ISTANBUL", "ıspanak", "Iris", "i\u{307}ki", "Straße", "STRASSE", "ΟΔΟΣ",
@@ -129,25 +131,26 @@ enum IntegritySuite {
             "x%\u{301}y",
         ]
         var staff = names.map { Employee(name: $0, age: 30, position: nil, department: "D", job: "J") }
-        try staff.saveAll(ManagedObjectContext(store: store))
-        func matching(_ fragment: String, _ match: CVPredicate.StringMatch = .contains) throws -> [String] {
+        try await staff.saveAll(ManagedObjectContext(store: store), via: api)
+        func matching(_ fragment: String, _ match: CVPredicate.StringMatch = .contains) async throws -> [String] {
             let predicate = CVPredicate.stringMatch(key: "name", match, fragment, caseInsensitive: true)
-            let read: [Employee] = try Employee.query(
-                ManagedObjectContext(store: store), predicate: predicate, sortDescriptors: [.init(key: "name")])
+            let read: [Employee] = try await Employee.query(
+                ManagedObjectContext(store: store), predicate: predicate, sortDescriptors: [.init(key: "name")],
+                via: api)
             return read.map(\.name)
         }
         // `İ` lower-cases to `i` + U+0307: it matches only the dotted forms, never plain `i` or `I`.
-        #expect(try matching("İ") == ["i\u{307}ki", "İstanbul"])
-        #expect(try matching("ı") == ["ıspanak"])
-        #expect(try matching("ärg") == ["Ärger", "ärger"])
-        #expect(try matching("ǅ") == ["Ǆemal", "ǆemal"])
+        #expect(try await matching("İ") == ["i\u{307}ki", "İstanbul"])
+        #expect(try await matching("ı") == ["ıspanak"])
+        #expect(try await matching("ärg") == ["Ärger", "ärger"])
+        #expect(try await matching("ǅ") == ["Ǆemal", "ǆemal"])
         // A final capital sigma lower-cases to `ς`, any other to `σ`.
-        #expect(try matching("ς", .endsWith) == ["ΟΔΟΣ"])
-        #expect(try matching("σοφ", .beginsWith) == ["ΣΟΦΙΑ"])
+        #expect(try await matching("ς", .endsWith) == ["ΟΔΟΣ"])
+        #expect(try await matching("σοφ", .beginsWith) == ["ΣΟΦΙΑ"])
         // No full case folding: `ß` is not `ss`.
-        #expect(try matching("ss") == ["STRASSE"])
+        #expect(try await matching("ss") == ["STRASSE"])
         // A `%` carrying a combining mark is still matched literally (escaped per scalar, not per Character).
-        #expect(try matching("%\u{301}") == ["x%\u{301}y"])
+        #expect(try await matching("%\u{301}") == ["x%\u{301}y"])
     }
 }
 

@@ -8,8 +8,8 @@ import Testing
 /// the SQL the store generates; the seed is in every failure message.
 enum RandomPredicateSuite {
     static let cases: [SuiteCase] = [1, 2, 3].map { seed in
-        SuiteCase("random predicates agree with the reference (seed \(seed))") { make in
-            try run(seed: UInt64(seed), make)
+        SuiteCase("random predicates agree with the reference (seed \(seed))") { make, api in
+            try await run(seed: UInt64(seed), make, via: api)
         }
     }
 
@@ -27,7 +27,7 @@ enum RandomPredicateSuite {
     ]
     private static let departments = ["Sales", "IT", "Board"]
 
-    static func run(seed: UInt64, _ make: StoreFactory) throws {
+    static func run(seed: UInt64, _ make: StoreFactory, via api: APIMode) async throws {
         var random = SeededRandom(seed: seed)
         let store = try make()
         var staff = (0..<40).map { index in
@@ -36,13 +36,13 @@ enum RandomPredicateSuite {
                 position: Bool.random(using: &random) ? nil : ["Lead", "Head"][index % 2],
                 department: departments.randomElement(using: &random) ?? "IT", job: "J")
         }
-        try staff.saveAll(ManagedObjectContext(store: store))
+        try await staff.saveAll(ManagedObjectContext(store: store), via: api)
         var sizes = Set<Int>()
         for round in 0..<40 {
             let probe = makeProbe(depth: 2, &random)
             let sorted = [CVSortDescriptor(key: "age", ascending: false), CVSortDescriptor(key: "name")]
-            let read: [Employee] = try Employee.query(
-                ManagedObjectContext(store: store), predicate: probe.predicate, sortDescriptors: sorted)
+            let read: [Employee] = try await Employee.query(
+                ManagedObjectContext(store: store), predicate: probe.predicate, sortDescriptors: sorted, via: api)
             let expected = staff.filter { probe.reference($0) == true }.sorted { lhs, rhs in
                 lhs.age != rhs.age
                     ? lhs.age > rhs.age : lhs.name.unicodeScalars.lexicographicallyPrecedes(rhs.name.unicodeScalars)

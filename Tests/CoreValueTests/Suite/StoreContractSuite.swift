@@ -7,7 +7,7 @@ import Testing
 /// before writing anything (the checks `ChangeSet.validate(against:)` shares).
 enum StoreContractSuite {
     static let cases: [SuiteCase] = [
-        SuiteCase("a malformed change set fails the same way on every store, and writes nothing") { make in
+        SuiteCase("a malformed change set fails the same way on every store, and writes nothing") { make, api in
             let store = try make()
             let company = ManagedObjectID.temporary("Company")
             let employee = ManagedObjectID.temporary("Employee")
@@ -63,7 +63,7 @@ enum StoreContractSuite {
             let result = try store.apply(base)
             #expect(result.permanentIDs.count == 2)
         },
-        SuiteCase("a link is written from the side each store keeps; both sides sent by a context agree") { make in
+        SuiteCase("a link is written from the side each store keeps; both sides sent by a context agree") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             let author = try context.insert(entityName: "Author")
@@ -74,7 +74,7 @@ enum StoreContractSuite {
                 try article.setValue(value, forKey: key)
             }
             try article.setObject(author, forKey: "author")
-            try context.save()
+            try await context.save(via: api)
             let rows = try store.fetch(ids: [author.objectID, article.objectID])
             let byEntity = Dictionary(uniqueKeysWithValues: rows.map { ($0.id.entityName, $0) })
             #expect(byEntity["Author"]?.toMany["articles"] == [article.objectID.primaryKey].compactMap { $0 })

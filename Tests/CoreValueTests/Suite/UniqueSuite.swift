@@ -6,54 +6,55 @@ import Testing
 /// Unique structs: one row per identifier, shared nested authors, batched lookups.
 enum UniqueSuite {
     static let cases: [SuiteCase] = [
-        SuiteCase("saving the same identifier twice updates one row") { make in
+        SuiteCase("saving the same identifier twice updates one row") { make, api in
             let store = try make()
-            try Author(id: "a1", name: "Ann").save(ManagedObjectContext(store: store))
-            try Author(id: "a1", name: "Anne").save(ManagedObjectContext(store: store))
-            let read: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+            try await Author(id: "a1", name: "Ann").save(ManagedObjectContext(store: store), via: api)
+            try await Author(id: "a1", name: "Anne").save(ManagedObjectContext(store: store), via: api)
+            let read: [Author] = try await Author.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read == [Author(id: "a1", name: "Anne")])
         },
-        SuiteCase("changing the identifier creates a new row and keeps the old one") { make in
+        SuiteCase("changing the identifier creates a new row and keeps the old one") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
             var author = Author(id: "a1", name: "Ann")
-            try author.save(context)
+            try await author.save(context, via: api)
             author.id = "a2"
-            try author.save(context)
-            let read: [Author] = try Author.query(
-                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")])
+            try await author.save(context, via: api)
+            let read: [Author] = try await Author.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")], via: api)
             #expect(read.map(\.id) == ["a1", "a2"])
         },
-        SuiteCase("articles share one nested author row") { make in
+        SuiteCase("articles share one nested author row") { make, api in
             let store = try make()
             let author = Author(id: "a1", name: "Ann")
             let articles = (1...4).map { Article(id: $0, title: "T\($0)", text: "", author: author, categories: []) }
-            try articles.saveAll(ManagedObjectContext(store: store))
-            try articles[0].save(ManagedObjectContext(store: store))
+            try await articles.saveAll(ManagedObjectContext(store: store), via: api)
+            try await articles[0].save(ManagedObjectContext(store: store), via: api)
             #expect(try Fixtures.count(store, "Author") == 1)
-            let read: [Article] = try Article.query(ManagedObjectContext(store: store), predicate: nil)
+            let read: [Article] = try await Article.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.count == 4)
             #expect(read.allSatisfy { $0.author == author })
         },
-        SuiteCase("unique lookups are per entity") { make in
+        SuiteCase("unique lookups are per entity") { make, api in
             let store = try make()
             let context = ManagedObjectContext(store: store)
-            try Product(id: 1, name: "Pen", price: 2).save(context)
-            try Article(id: 1, title: "One", text: "", author: nil, categories: []).save(context)
+            try await Product(id: 1, name: "Pen", price: 2).save(context, via: api)
+            try await Article(id: 1, title: "One", text: "", author: nil, categories: []).save(context, via: api)
             #expect(try Fixtures.count(store, "Product") == 1)
             #expect(try Fixtures.count(store, "Article") == 1)
-            let products: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: nil)
+            let products: [Product] = try await Product.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(products.map(\.name) == ["Pen"])
         },
-        SuiteCase("toObjects makes one batched lookup and one object per element in order") { make in
+        SuiteCase("toObjects makes one batched lookup and one object per element in order") { make, api in
             let store = CountingStore(try make())
-            try (1...5).map { Product(id: Int32($0), name: "Old \($0)", price: 1) }
-                .saveAll(ManagedObjectContext(store: store))
+            try await (1...5).map { Product(id: Int32($0), name: "Old \($0)", price: 1) }
+                .saveAll(ManagedObjectContext(store: store), via: api)
             store.reset()
             let context = ManagedObjectContext(store: store)
             var input = (1...10).map { Product(id: Int32($0), name: "New \($0)", price: Decimal($0)) }
             input.append(Product(id: 3, name: "Last 3", price: 33))
-            let objects = try input.toObjects(context)
+            let objects = try await input.toObjects(context, via: api)
             #expect(store.count("fetchValues") == 1)
             #expect(store.count("fetch") == 0)
             #expect(store.count("fetchIDs") == 0)
@@ -61,15 +62,15 @@ enum UniqueSuite {
             #expect(objects[2] === objects[10])
             #expect(try objects.map { try $0.value(forKey: "id", as: Int32.self) } == input.map(\.id))
             #expect(try objects[2].value(forKey: "name") == .string("Last 3"))
-            try context.save()
+            try await context.save(via: api)
             #expect(store.count("apply") == 1)
             #expect(try Fixtures.count(store, "Product") == 10)
             // Registered identifiers need no store call at all.
             store.reset()
-            try input.toObjects(context)
+            try await input.toObjects(context, via: api)
             #expect(store.count("fetchValues") == 0)
         },
-        SuiteCase("toObjects batches nested unique structs per entity") { make in
+        SuiteCase("toObjects batches nested unique structs per entity") { make, api in
             let store = CountingStore(try make())
             let context = ManagedObjectContext(store: store)
             let categories = (1...3).map { Fixtures.category("C\($0)") }
@@ -78,31 +79,33 @@ enum UniqueSuite {
                     id: $0, title: "T", text: "", author: Author(id: "a\($0 % 4)", name: "A"),
                     categories: [categories[Int($0) % 3]])
             }
-            try articles.saveAll(context)
+            try await articles.saveAll(context, via: api)
             #expect(store.count("fetchValues") == 3)
             #expect(try Fixtures.count(store, "Author") == 4)
             #expect(try Fixtures.count(store, "Category") == 3)
         },
-        SuiteCase("an insert of an existing identifier from a stale context upserts") { make in
+        SuiteCase("an insert of an existing identifier from a stale context upserts") { make, api in
             let store = try make()
             let early = ManagedObjectContext(store: store)
-            let object = try Author(id: "a1", name: "Early").toObject(early)
-            try Author(id: "a1", name: "Other").save(ManagedObjectContext(store: store))
-            try early.save()
+            let object = try await Author(id: "a1", name: "Early").toObject(early, via: api)
+            try await Author(id: "a1", name: "Other").save(ManagedObjectContext(store: store), via: api)
+            try await early.save(via: api)
             #expect(try Fixtures.count(store, "Author") == 1)
-            let read: [Author] = try Author.query(ManagedObjectContext(store: store), predicate: nil)
+            let read: [Author] = try await Author.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(read.map(\.name) == ["Early"])
             #expect(!object.objectID.isTemporary)
         },
-        SuiteCase("unique delete removes the row, and a missing one throws") { make in
+        SuiteCase("unique delete removes the row, and a missing one throws") { make, api in
             let store = try make()
             let author = Author(id: "a1", name: "Ann")
-            try author.save(ManagedObjectContext(store: store))
-            try author.delete(ManagedObjectContext(store: store))
+            try await author.save(ManagedObjectContext(store: store), via: api)
+            try await author.delete(ManagedObjectContext(store: store), via: api)
             #expect(try Fixtures.count(store, "Author") == 0)
-            #expect(throws: CVManagedStructError.self) { try author.delete(ManagedObjectContext(store: store)) }
+            await #expect(throws: CVManagedStructError.self) {
+                try await author.delete(ManagedObjectContext(store: store), via: api)
+            }
         },
-        SuiteCase("identifierPredicate is typed") { _ in
+        SuiteCase("identifierPredicate is typed") { _, _ in
             let predicate = try Product(id: 7, name: "", price: 0).identifierPredicate()
             #expect(predicate == .comparison(key: "id", .equal, .int32(7)))
             #expect("x".predicate("id") == .comparison(key: "id", .equal, .string("x")))

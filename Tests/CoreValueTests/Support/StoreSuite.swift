@@ -9,12 +9,13 @@ import Testing
 /// against `PostgresStore` in `CoreValuePostgresTests` (a factory that creates a fresh schema per call).
 typealias StoreFactory = @Sendable () throws -> any Store
 
-/// One named behaviour check, run against the stores a factory makes.
+/// One named behaviour check, run against the stores a factory makes, through the synchronous or the async API
+/// (``APIMode``).
 struct SuiteCase: Sendable, CustomTestStringConvertible {
     let name: String
-    let run: @Sendable (StoreFactory) throws -> Void
+    let run: @Sendable (StoreFactory, APIMode) async throws -> Void
 
-    init(_ name: String, _ run: @escaping @Sendable (StoreFactory) throws -> Void) {
+    init(_ name: String, _ run: @escaping @Sendable (StoreFactory, APIMode) async throws -> Void) {
         self.name = name
         self.run = run
     }
