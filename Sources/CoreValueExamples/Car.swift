@@ -2,7 +2,7 @@ import CoreValue
 import Foundation
 
 /// The kind of a car, stored as its raw value.
-public enum CarKind: String, Boxing, Unboxing, Sendable, CaseIterable {
+public enum CarKind: String, Boxing, Unboxing, Sendable, CaseIterable, Codable {
     /// A sedan.
     case sedan
     /// A hatchback.

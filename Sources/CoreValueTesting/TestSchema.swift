@@ -30,7 +30,7 @@ public struct TestSchema: Sendable {
     public let url: String
     /// The schema's name (`cvtest_` and eight random characters).
     public let name: String
-    /// A store on the schema, for the model given; `nil` for ``withEmpty(_:)``.
+    /// A store on the schema, for the model given; `nil` for ``withEmpty(_:)-4cfqy``.
     public let store: PostgresStore?
 
     /// The environment variable that names the server.

@@ -119,6 +119,21 @@ final class Workload {
             matched.map(\.id) == expectedIDs ? nil : "got \(matched.count) rows, not the expected id sequence"
         }
 
+        // The same query written with `#Predicate` and `SortDescriptor`, through the public typed API
+        // (translation included).
+        var typed: [BenchEmployee] = []
+        measure(
+            "query_predicate.typed", rows: expectedIDs.count,
+            { phases in
+                typed = try BenchEmployee.query(
+                    ManagedObjectContext(store: store),
+                    predicate: #Predicate { ($0.age ?? 0) > 30 && $0.department == "Sales" },
+                    sortBy: [SortDescriptor(\.name)])
+                phases.mark("query")
+            }
+        ) {
+            typed.map(\.id) == expectedIDs ? nil : "got \(typed.count) rows, not the expected id sequence"
+        }
     }
 
     /// `op=stream`: every employee through `stream`, in batches of 1,000, with the largest resident set seen

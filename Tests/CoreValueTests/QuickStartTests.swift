@@ -28,7 +28,9 @@ struct Person: CVManagedPersistentStruct {
     try alice.save(context)  // inserts, then writes alice.objectID back
 
     let adults: [Person] = try Person.query(context, predicate: .key("age") >= 18)
+    let thirties = try Person.query(context, predicate: #Predicate { $0.age >= 30 && $0.age < 40 })
     #expect(adults.map(\.name) == ["Alice"])
+    #expect(thirties.map(\.name) == ["Alice"])
     #expect(alice.objectID?.isTemporary == false)
 }
 

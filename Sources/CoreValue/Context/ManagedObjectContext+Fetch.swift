@@ -17,7 +17,7 @@ extension ManagedObjectContext {
         let inserted = pendingInserts.of(info.name)
         let changed = pendingChanges.of(info.name).filter(\.hasChanges)
         let deletedCount = pendingDeletes.of(info.name).count
-        guard inserted.contains(where: { !$0.isDeletedFlag }) || !changed.isEmpty || deletedCount > 0 else {
+        guard hasPendingChanges(of: info) else {
             let snapshots = try store.fetch(request)
             reserveCapacity(snapshots.count, of: info)
             return try snapshots.map { try register($0) }
@@ -29,16 +29,23 @@ extension ManagedObjectContext {
         // insertion order (which orders unsaved objects among themselves).
         var matching: [(object: ManagedObject, position: Int)] = []
         var seen = Set<ObjectIdentifier>()
-        func consider(_ object: ManagedObject) {
-            if !object.isDeletedFlag, matches(request.predicate, object) { matching.append((object, matching.count)) }
+        func consider(_ object: ManagedObject, storedMatch: Bool = false) throws {
+            guard !object.isDeletedFlag else { return }
+            let matched = try storedMatch || matches(request.predicate, object)
+            if matched { matching.append((object, matching.count)) }
         }
+        // A stored row the store matched still matches when its object has no unsaved changes; evaluating a
+        // related predicate again would load every row's relationships one object at a time.
+        let trustsStore = request.predicate?.hasRelated ?? false
         for snapshot in try store.fetch(widened) {
             let object = try register(snapshot)
-            if seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
+            if seen.insert(ObjectIdentifier(object)).inserted {
+                try consider(object, storedMatch: trustsStore && !object.hasChanges)
+            }
         }
-        for object in changed where seen.insert(ObjectIdentifier(object)).inserted { consider(object) }
+        for object in changed where seen.insert(ObjectIdentifier(object)).inserted { try consider(object) }
         // Inserted objects have temporary IDs: no stored row can be one of them.
-        for object in inserted { consider(object) }
+        for object in inserted { try consider(object) }
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(
@@ -56,17 +63,48 @@ extension ManagedObjectContext {
         return matching.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max).map(\.object)
     }
 
-    /// Whether an object matches a validated predicate on its current, unsaved values.
-    func matches(_ predicate: CVPredicate?, _ object: ManagedObject) -> Bool {
+    /// How many objects match a request, including the context's unsaved changes: one counting statement when
+    /// the entity has none, otherwise the matching objects of ``fetch(_:)-yg54`` counted.
+    ///
+    /// - Throws: As ``fetch(_:)-yg54``.
+    public func count(for request: FetchRequest) throws -> Int {
+        let request = try request.validated(in: model)
+        guard hasPendingChanges(of: try index.entity(request.entityName)) else { return try store.count(request) }
+        return try fetch(request).count
+    }
+
+    /// Whether the context has unsaved inserts, changes or deletes of the entity.
+    private func hasPendingChanges(of info: EntityIndex) -> Bool {
+        pendingInserts.of(info.name).contains { !$0.isDeletedFlag }
+            || pendingChanges.of(info.name).contains(where: \.hasChanges) || !pendingDeletes.of(info.name).isEmpty
+    }
+
+    /// Whether an object matches a validated predicate on its current, unsaved values; a related predicate
+    /// reads the related objects through this context (loading them when needed).
+    func matches(_ predicate: CVPredicate?, _ object: ManagedObject) throws -> Bool {
         guard let predicate else { return true }
-        return PredicateEvaluator.matches(
-            predicate, attribute: { object.attributes[$0] ?? .null },
-            isNull: { key in
+        return try PredicateEvaluator.matches(predicate, object, Self.objectReader)
+    }
+
+    private static var objectReader: PredicateEvaluator.Reader<ManagedObject> {
+        PredicateEvaluator.Reader(
+            attribute: { $0.attributes[$1] ?? .null },
+            isNull: { object, key in
                 if object.info.attributes[key] != nil { return (object.attributes[key] ?? .null).isNull }
                 return !(object.links[key] ?? []).contains { link in
                     if case .object(let linked) = link { return !linked.isDeletedFlag }
                     return true
                 }
+            },
+            related: { object, key in
+                let relationship = object.info.relationships[key]
+                let related: [ManagedObject]
+                if relationship?.isToMany == true {
+                    related = try object.objects(forKey: key)
+                } else {
+                    related = try object.object(forKey: key).map { [$0] } ?? []
+                }
+                return related.filter { !$0.isDeletedFlag }
             })
     }
 }

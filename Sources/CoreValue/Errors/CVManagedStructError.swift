@@ -71,6 +71,10 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         /// nested structs and objects. `limit` is the deepest nesting accepted
         /// (``CVPredicate/maximumDepth``, ``ManagedObjectContext/maximumGraphDepth``).
         public static let nestingTooDeep = Code(rawValue: "nestingTooDeep")
+        /// A Foundation `Predicate` or `SortDescriptor` the library cannot translate to a store query: an
+        /// expression it has no SQL for (arithmetic, a computed property, a comparison of two attributes,
+        /// ...). `what` names the expression; it is thrown before anything is sent.
+        public static let unsupportedPredicate = Code(rawValue: "unsupportedPredicate")
     }
 
     /// The kind of error.
@@ -243,6 +247,11 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         CVManagedStructError(.nestingTooDeep, entity: entity, what: what, limit: limit)
     }
 
+    /// A Foundation `Predicate` or `SortDescriptor` of `entity` with an expression that has no translation.
+    public static func unsupportedPredicate(entity: String, what: String, message: String) -> CVManagedStructError {
+        CVManagedStructError(.unsupportedPredicate, entity: entity, message: message, what: what)
+    }
+
     /// A readable description naming what was wrong.
     public var description: String {
         let entity = self.entity ?? "", key = self.key ?? "", message = self.message ?? ""
@@ -269,6 +278,8 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
                 + "links are no longer loaded; keep the context alive while reading, or fetch the object again"
         case .nestingTooDeep:
             return "\(what ?? "input") of '\(entity)' nests deeper than \(limit ?? 0) levels, the most that is accepted"
+        case .unsupportedPredicate:
+            return "predicate on '\(entity)' cannot be translated: \(what ?? "an expression"): \(message)"
         default:
             return "\(code)\(self.entity.map { " on '\($0)'" } ?? ""): \(message)"
         }

@@ -9,7 +9,17 @@ extension CVPredicate {
     ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for an operand that does not fit.
     public func validated(for entity: Entity) throws -> CVPredicate {
         try checkDepth(entity: entity.name)
-        return try validatedChecked(for: entity)
+        return try validatedChecked(for: entity, in: nil)
+    }
+
+    /// Checks the predicate against an entity of a model, as ``validated(for:)``, following ``related(key:_:)``
+    /// into the destination entities.
+    ///
+    /// - Throws: As ``validated(for:)``; ``CVManagedStructError/unknownKey(entity:key:)`` for a related key
+    ///   that names no relationship.
+    public func validated(for entity: Entity, in model: ManagedObjectModel) throws -> CVPredicate {
+        try checkDepth(entity: entity.name)
+        return try validatedChecked(for: entity, in: model)
     }
 
     /// The deepest nesting of `and`, `or` and `not` a predicate may have. Every store validates first, so
@@ -17,7 +27,8 @@ extension CVPredicate {
     /// input; a flat `and`/`or` of any number of terms counts as one level.
     public static let maximumDepth = 100
 
-    /// How deeply the predicate nests (`and`, `or` and `not` count one level each), measured without recursion.
+    /// How deeply the predicate nests (`and`, `or`, `not` and `related` count one level each), measured without
+    /// recursion.
     public var depth: Int {
         var deepest = 0
         var stack: [(CVPredicate, Int)] = [(self, 0)]
@@ -25,7 +36,7 @@ extension CVPredicate {
             deepest = Swift.max(deepest, level)
             switch predicate {
             case .and(let parts), .or(let parts): for part in parts { stack.append((part, level + 1)) }
-            case .not(let inner): stack.append((inner, level + 1))
+            case .not(let inner), .related(_, let inner): stack.append((inner, level + 1))
             default: continue
             }
         }
@@ -41,7 +52,7 @@ extension CVPredicate {
         }
     }
 
-    private func validatedChecked(for entity: Entity) throws -> CVPredicate {
+    private func validatedChecked(for entity: Entity, in model: ManagedObjectModel?) throws -> CVPredicate {
         switch self {
         case .comparison(let key, let op, let value):
             let attribute = try Self.attribute(key, in: entity)
@@ -75,14 +86,25 @@ extension CVPredicate {
             if entity.attribute(named: key) != nil { return self }
             if let relationship = entity.relationship(named: key), !relationship.isToMany { return self }
             throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
-        case .and(let predicates): return .and(try predicates.map { try $0.validatedChecked(for: entity) })
-        case .or(let predicates): return .or(try predicates.map { try $0.validatedChecked(for: entity) })
-        case .not(let predicate): return .not(try predicate.validatedChecked(for: entity))
+        case .and(let predicates): return .and(try predicates.map { try $0.validatedChecked(for: entity, in: model) })
+        case .or(let predicates): return .or(try predicates.map { try $0.validatedChecked(for: entity, in: model) })
+        case .not(let predicate): return .not(try predicate.validatedChecked(for: entity, in: model))
+        case .related(let key, let predicate):
+            guard let relationship = entity.relationship(named: key) else {
+                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+            }
+            guard let model else {
+                throw CVManagedStructError.invalidPredicate(
+                    entity: entity.name, key: key, message: "a related predicate needs the model to be checked")
+            }
+            let destination = try model.entity(relationship.destination)
+            return .related(key: key, try predicate.validatedChecked(for: destination, in: model))
         case .true, .false: return self
         }
     }
 
-    /// Every key the predicate names (walked without recursion).
+    /// Every key of the predicate's entity it names (walked without recursion); a ``related(key:_:)`` counts
+    /// its relationship, not the destination's keys.
     public var keys: Set<String> {
         var result = Set<String>()
         var stack = [self]
@@ -93,10 +115,25 @@ extension CVPredicate {
                 result.insert(key)
             case .and(let predicates), .or(let predicates): stack.append(contentsOf: predicates)
             case .not(let predicate): stack.append(predicate)
+            case .related(let key, _): result.insert(key)
             case .true, .false: continue
             }
         }
         return result
+    }
+
+    /// Whether the predicate reaches other entities through ``related(key:_:)`` (walked without recursion).
+    package var hasRelated: Bool {
+        var stack = [self]
+        while let predicate = stack.popLast() {
+            switch predicate {
+            case .related: return true
+            case .and(let predicates), .or(let predicates): stack.append(contentsOf: predicates)
+            case .not(let predicate): stack.append(predicate)
+            default: continue
+            }
+        }
+        return false
     }
 
     /// A `LIKE` pattern may not end in an escape character with nothing to escape (an odd run of trailing
@@ -141,7 +178,7 @@ extension FetchRequest {
     public func validated(in model: ManagedObjectModel) throws -> FetchRequest {
         let entity = try model.entity(entityName)
         var request = self
-        request.predicate = try predicate?.validated(for: entity)
+        request.predicate = try predicate?.validated(for: entity, in: model)
         for sort in sortDescriptors where entity.attribute(named: sort.key) == nil {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: sort.key)
         }

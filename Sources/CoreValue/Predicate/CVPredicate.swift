@@ -23,6 +23,11 @@ public indirect enum CVPredicate: Sendable, Hashable {
     case or([CVPredicate])
     /// The predicate does not hold.
     case not(CVPredicate)
+    /// Some object the relationship `key` reaches matches `predicate`, whose keys are the destination
+    /// entity's: the related object of a to-one relationship (false when there is none), any member of a
+    /// to-many one (SQL `EXISTS`). Never unknown, so it negates as Swift does: `.not(.related(...))` holds
+    /// when no related object matches.
+    case related(key: String, CVPredicate)
     /// Always true.
     case `true`
     /// Always false.

@@ -7,33 +7,59 @@ import Foundation
 /// predicate is true. Strings compare by Unicode scalar (the `C` collation); case-insensitive matches
 /// lower-case both sides.
 package enum PredicateEvaluator {
-    /// Whether a row matches: `attribute` reads an attribute's value, `isNull` whether an attribute or a to-one
-    /// relationship is null.
-    package static func matches(
-        _ predicate: CVPredicate,
-        attribute: (String) -> AttributeValue,
-        isNull: (String) -> Bool
-    ) -> Bool {
-        evaluate(predicate, attribute, isNull) == true
+    /// How a store or context reads the rows a predicate is evaluated on.
+    package struct Reader<Row> {
+        /// An attribute's value.
+        package var attribute: (Row, String) -> AttributeValue
+        /// Whether an attribute or a to-one relationship is null.
+        package var isNull: (Row, String) -> Bool
+        /// The rows a relationship reaches (none, one, or the members of a to-many).
+        package var related: (Row, String) throws -> [Row]
+
+        package init(
+            attribute: @escaping (Row, String) -> AttributeValue, isNull: @escaping (Row, String) -> Bool,
+            related: @escaping (Row, String) throws -> [Row]
+        ) {
+            self.attribute = attribute
+            self.isNull = isNull
+            self.related = related
+        }
     }
 
-    private static func evaluate(
-        _ predicate: CVPredicate,
-        _ attribute: (String) -> AttributeValue,
-        _ isNull: (String) -> Bool
-    ) -> Bool? {
+    /// Whether `lhs op rhs` holds for two non-null values (false when their types differ).
+    package static func holds(_ lhs: AttributeValue, _ op: CVPredicate.ComparisonOperator, _ rhs: AttributeValue)
+        -> Bool
+    {
+        guard let order = ValueOrder.compare(lhs, rhs) else { return false }
+        return holds(order, op)
+    }
+
+    private static func holds(_ order: Int, _ op: CVPredicate.ComparisonOperator) -> Bool {
+        switch op {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .lessThan: return order < 0
+        case .lessThanOrEqual: return order <= 0
+        case .greaterThan: return order > 0
+        case .greaterThanOrEqual: return order >= 0
+        }
+    }
+
+    /// Whether a row matches a validated predicate. Recursion is bounded by the predicate's depth, which
+    /// validation limits to ``CVPredicate/maximumDepth``.
+    ///
+    /// - Throws: What `reader.related` throws.
+    package static func matches<Row>(_ predicate: CVPredicate, _ row: Row, _ reader: Reader<Row>) throws -> Bool {
+        try evaluate(predicate, row, reader) == true
+    }
+
+    private static func evaluate<Row>(_ predicate: CVPredicate, _ row: Row, _ reader: Reader<Row>) throws -> Bool? {
+        let attribute = { (key: String) in reader.attribute(row, key) }
         switch predicate {
         case .comparison(let key, let op, let operand):
             let value = attribute(key)
             guard !value.isNull, !operand.isNull, let order = ValueOrder.compare(value, operand) else { return nil }
-            switch op {
-            case .equal: return order == 0
-            case .notEqual: return order != 0
-            case .lessThan: return order < 0
-            case .lessThanOrEqual: return order <= 0
-            case .greaterThan: return order > 0
-            case .greaterThanOrEqual: return order >= 0
-            }
+            return holds(order, op)
         case .isIn(let key, let operands):
             let value = attribute(key)
             if value.isNull { return nil }
@@ -52,11 +78,16 @@ package enum PredicateEvaluator {
             guard case .string(let value) = attribute(key) else { return nil }
             return StringMatcher.matches(value, kind, text, caseInsensitive: caseInsensitive)
         case .isNull(let key):
-            return isNull(key)
+            return reader.isNull(row, key)
+        case .related(let key, let inner):
+            for other in try reader.related(row, key) where try evaluate(inner, other, reader) == true {
+                return true
+            }
+            return false
         case .and(let predicates):
             var result: Bool? = true
             for predicate in predicates {
-                switch evaluate(predicate, attribute, isNull) {
+                switch try evaluate(predicate, row, reader) {
                 case false?: return false
                 case nil: result = nil
                 case true?: break
@@ -66,7 +97,7 @@ package enum PredicateEvaluator {
         case .or(let predicates):
             var result: Bool? = false
             for predicate in predicates {
-                switch evaluate(predicate, attribute, isNull) {
+                switch try evaluate(predicate, row, reader) {
                 case true?: return true
                 case nil: result = nil
                 case false?: break
@@ -74,7 +105,7 @@ package enum PredicateEvaluator {
             }
             return result
         case .not(let predicate):
-            return evaluate(predicate, attribute, isNull).map { !$0 }
+            return try evaluate(predicate, row, reader).map { !$0 }
         case .true: return true
         case .false: return false
         }

@@ -45,21 +45,30 @@ public final class MemoryStore: Store, @unchecked Sendable {
     @_spi(StoreImplementation) public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         let request = try request.validated(in: model)
         let entity = try index.entity(request.entityName)
-        return locked {
+        return try locked {
             var reader = SnapshotReader(index: index, links: links, state: state)
+            let state = self.state
+            let index = self.index
+            // The evaluator reads links through the snapshot reader, which caches reverse link maps.
+            let rowReader = PredicateEvaluator.Reader<(key: Int64, row: MemoryRow, entity: EntityIndex)>(
+                attribute: { $0.row.attributes[$1] ?? .null },
+                isNull: { subject, name in
+                    if subject.entity.attributes[name] != nil { return (subject.row.attributes[name] ?? .null).isNull }
+                    return reader.toOne(subject.entity, subject.key, subject.row, name) == nil
+                },
+                related: { subject, name in
+                    guard let relationship = subject.entity.relationships[name] else { return [] }
+                    let destination = try index.entity(relationship.destination)
+                    let keys = reader.related(subject.entity, subject.key, subject.row, relationship)
+                    return keys.compactMap { key in state.row(destination.name, key).map { (key, $0, destination) } }
+                })
             var keys: [Int64] = []
             for (key, row) in state.tables[entity.name] ?? [:] {
                 guard let predicate = request.predicate else {
                     keys.append(key)
                     continue
                 }
-                let matches = PredicateEvaluator.matches(
-                    predicate, attribute: { row.attributes[$0] ?? .null },
-                    isNull: { name in
-                        if entity.attributes[name] != nil { return (row.attributes[name] ?? .null).isNull }
-                        return reader.toOne(entity, key, row, name) == nil
-                    })
-                if matches { keys.append(key) }
+                if try PredicateEvaluator.matches(predicate, (key, row, entity), rowReader) { keys.append(key) }
             }
             let rows = state.tables[entity.name] ?? [:]
             keys.sort { lhs, rhs in

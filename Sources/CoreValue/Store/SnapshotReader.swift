@@ -47,6 +47,14 @@ struct SnapshotReader {
         }
     }
 
+    /// The destination keys a relationship of a row reaches: its members, or its one to-one destination.
+    mutating func related(_ entity: EntityIndex, _ key: Int64, _ row: MemoryRow, _ relationship: Relationship)
+        -> [Int64]
+    {
+        if relationship.isToMany { return members(entity, key, relationship) }
+        return toOne(entity, key, row, relationship.name).map { [$0] } ?? []
+    }
+
     private mutating func members(_ entity: EntityIndex, _ key: Int64, _ relationship: Relationship) -> [Int64] {
         switch links.side(entity.name, relationship.name) {
         case .list?:

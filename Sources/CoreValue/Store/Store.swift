@@ -56,6 +56,12 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: As ``fetch(_:)-(FetchRequest)``, and what `body` throws (which ends the stream).
     @_spi(StoreImplementation) func fetch(
         _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws
+
+    /// How many stored rows match a request (its window applied), in one statement. The default fetches
+    /// the rows and counts them.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
+    @_spi(StoreImplementation) func count(_ request: FetchRequest) throws -> Int
 }
 
 extension Store {
@@ -71,6 +77,11 @@ extension Store {
             guard try body(Array(rows[start..<end])) else { return }
             start = end
         }
+    }
+
+    /// Fetches the matching rows and counts them.
+    @_spi(StoreImplementation) public func count(_ request: FetchRequest) throws -> Int {
+        try fetch(request).count
     }
 
     /// Runs `work` at once on the calling thread: for stores whose calls never block.

@@ -31,6 +31,22 @@ package struct FetchStatements: Sendable {
         return sql
     }
 
+    /// The statement that counts the rows a request matches, its window applied.
+    package func count(for request: FetchRequest) throws -> SQL {
+        let entity = try mapping.model.entity(request.entityName)
+        let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        var inner: SQL = "SELECT 1 FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
+        if let predicate = request.predicate { inner.append(" WHERE \(try compiler.compile(predicate))") }
+        guard request.fetchLimit != nil || request.fetchOffset > 0 else {
+            return "SELECT count(*) FROM (\(inner)) AS c"
+        }
+        // A window counts the rows it keeps, so the order matters only with one.
+        inner.append(" ORDER BY \(try compiler.orderBy(request.sortDescriptors))")
+        if let limit = request.fetchLimit { inner.append(" LIMIT \(bind: .int64(Int64(max(0, limit))))") }
+        if request.fetchOffset > 0 { inner.append(" OFFSET \(bind: .int64(Int64(request.fetchOffset)))") }
+        return "SELECT count(*) FROM (\(inner)) AS c"
+    }
+
     /// The row statement for rows with these surrogate keys.
     package func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
         select(entity)

@@ -19,17 +19,32 @@ struct PredicateCompiler {
     ///
     /// - Throws: `CVManagedStructError.unknownKey` / `.typeMismatch`, or ``PostgresStoreError`` for a NUL.
     func compile(_ predicate: CVPredicate) throws -> SQL {
+        // Only the nesting cases here, so that each level of a deep predicate costs a small stack frame; the
+        // leaves (and their many locals) are compiled by `leaf`.
+        switch predicate {
+        case .and(let parts): return try group(parts, " AND ", empty: "TRUE")
+        case .or(let parts): return try group(parts, " OR ", empty: "FALSE")
+        case .not(let inner): return try negation(inner)
+        case .related(let key, let inner): return try related(key, inner)
+        default: return try leaf(predicate)
+        }
+    }
+
+    private func group(_ parts: [CVPredicate], _ separator: SQL, empty: SQL) throws -> SQL {
+        guard !parts.isEmpty else { return empty }
+        return "(" + SQL.joined(try parts.map(compile), separator: separator) + ")"
+    }
+
+    private func negation(_ inner: CVPredicate) throws -> SQL {
+        "NOT (\(try compile(inner)))"
+    }
+
+    @inline(never)
+    private func leaf(_ predicate: CVPredicate) throws -> SQL {
         switch predicate {
         case .true: return "TRUE"
         case .false: return "FALSE"
-        case .and(let parts):
-            guard !parts.isEmpty else { return "TRUE" }
-            return "(" + SQL.joined(try parts.map(compile), separator: " AND ") + ")"
-        case .or(let parts):
-            guard !parts.isEmpty else { return "FALSE" }
-            return "(" + SQL.joined(try parts.map(compile), separator: " OR ") + ")"
-        case .not(let inner):
-            return "NOT (\(try compile(inner)))"
+        case .and, .or, .not, .related: return try compile(predicate)
         case .isNull(let key):
             if let attribute = entity.attribute(named: key) { return "\(column(attribute.name)) IS NULL" }
             return try toOneIsNull(key)
@@ -146,6 +161,43 @@ struct PredicateCompiler {
         let operand = try ValueCoercion.coerce(value, to: keyAttribute, in: entity.name)
         if operand.isNull { return "\(column(key)) IS \(op == .equal ? "NULL" : "NOT NULL")" }
         return "\(column(key)) \(SQL(unsafeRaw: op.rawValue)) \(bind: .scalar(.int64, operand))"
+    }
+
+    /// `EXISTS` over the objects a relationship reaches that match `inner`, wherever its links are stored.
+    /// The subquery's aliases extend this one's (`t` → `tr`, `trr`), so nested levels never shadow each other.
+    private func related(_ key: String, _ inner: CVPredicate) throws -> SQL {
+        guard let relationship = entity.relationship(named: key) else {
+            throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+        }
+        let destination = try mapping.model.entity(relationship.destination)
+        let child = PredicateCompiler(mapping: mapping, entity: destination, alias: alias + "r", schema: schema)
+        let target = SQLIdentifier(destination.name, schema: schema)
+        let join = SQL(unsafeRaw: alias + "j")
+        let condition = try child.compile(inner)
+        let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
+        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
+        let member = SQLIdentifier(SchemaMapping.memberColumn)
+        let from: SQL
+        switch mapping.storage(of: relationship, in: entity) {
+        case .foreignKey:
+            from = "\(target) AS \(SQL(unsafeRaw: child.alias)) WHERE \(child.column(pk.name)) = \(column(key))"
+        case .inverseForeignKey(_, let inverse):
+            from =
+                "\(target) AS \(SQL(unsafeRaw: child.alias)) WHERE \(child.column(inverse)) = "
+                + "\(column(SchemaMapping.primaryKeyColumn))"
+        case .joinTable:
+            let table = SQLIdentifier(
+                SchemaMapping.joinTableName(entity: entity.name, relationship: key), schema: schema)
+            from =
+                "\(table) AS \(join) JOIN \(target) AS \(SQL(unsafeRaw: child.alias)) ON \(child.column(pk.name)) = "
+                + "\(join).\(member) WHERE \(join).\(owner) = \(column(SchemaMapping.primaryKeyColumn))"
+        case .inverseJoinTable(let other, let inverse):
+            let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
+            from =
+                "\(table) AS \(join) JOIN \(target) AS \(SQL(unsafeRaw: child.alias)) ON \(child.column(pk.name)) = "
+                + "\(join).\(owner) WHERE \(join).\(member) = \(column(SchemaMapping.primaryKeyColumn))"
+        }
+        return "EXISTS (SELECT 1 FROM \(from) AND \(condition))"
     }
 
     /// An empty to-one relationship, wherever its link is stored.

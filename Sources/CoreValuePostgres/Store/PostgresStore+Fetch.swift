@@ -19,6 +19,25 @@ extension PostgresStore {
         return try read([(entity, sql)])
     }
 
+    /// How many stored rows match a request, with one `SELECT count(*)`.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
+    @_spi(StoreImplementation) public func count(_ request: FetchRequest) throws -> Int {
+        let request = try request.validated(in: model)
+        let sql = try fetchStatements.count(for: request)
+        let count = { (runner: StatementRunner) throws -> Int in
+            let result = try runner.run(sql)
+            return Int(try result.decode(Int64.self, row: 0, column: 0))
+        }
+        if let runner = StreamRunner.current(for: self) { return try count(runner) }
+        return try withRetries {
+            try withRunner { runner in
+                guard configuration.statementTimeout != nil else { return try count(runner) }
+                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try count($0) }
+            }
+        }
+    }
+
     /// The stored rows for these IDs, grouped into one statement per entity.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` for an entity not in the model; server errors.

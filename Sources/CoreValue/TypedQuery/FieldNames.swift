@@ -1,0 +1,28 @@
+@_spi(Reflection) import Swift
+import Foundation
+
+/// The names of a type's stored properties by key path, read once per type from the runtime's field
+/// metadata: the names boxing writes attributes and relationships under, so a key path on a user's struct
+/// names a column.
+enum FieldNames {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: [AnyKeyPath: String]] = [:]
+
+    /// The stored property `keyPath` names on `type`, or `nil` (a computed property, or no metadata).
+    static func name<T>(of keyPath: AnyKeyPath, in type: T.Type) -> String? {
+        names(of: type)[keyPath]
+    }
+
+    private static func names<T>(of type: T.Type) -> [AnyKeyPath: String] {
+        let id = ObjectIdentifier(type)
+        if let known = lock.withLock({ cache[id] }) { return known }
+        var found: [AnyKeyPath: String] = [:]
+        // Classes and types without field metadata report nothing; their key paths stay unnamed.
+        _ = _forEachFieldWithKeyPath(of: type, options: []) { name, keyPath in
+            found[keyPath] = String(cString: name)
+            return true
+        }
+        lock.withLock { cache[id] = found }
+        return found
+    }
+}
