@@ -13,15 +13,19 @@ extension ManagedObjectContext {
     ///   store's error.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let request = try request.validated(in: model)
-        let info = try index.entity(request.entityName)
-        let inserted = pendingInserts.of(info.name)
-        let changed = pendingChanges.of(info.name).filter(\.hasChanges)
-        let deletedCount = pendingDeletes.of(info.name).count
+        return try fetchValidated(request, try index.entity(request.entityName))
+    }
+
+    /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
+    private func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
         guard hasPendingChanges(of: info) else {
             let snapshots = try store.fetch(request)
             reserveCapacity(snapshots.count, of: info)
             return try snapshots.map { try register($0) }
         }
+        let inserted = pendingInserts.of(info.name)
+        let changed = pendingChanges.of(info.name).filter(\.hasChanges)
+        let deletedCount = pendingDeletes.of(info.name).count
         var widened = request
         widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
         widened.fetchOffset = 0
@@ -34,13 +38,13 @@ extension ManagedObjectContext {
             let matched = try storedMatch || matches(request.predicate, object)
             if matched { matching.append((object, matching.count)) }
         }
-        // A stored row the store matched still matches when its object has no unsaved changes; evaluating a
-        // related predicate again would load every row's relationships one object at a time.
-        let trustsStore = request.predicate?.hasRelated ?? false
+        // A stored row's object without a pending write was just loaded from the row the store matched, so it
+        // matches: evaluating it again would cost a pass per row (and, for a related predicate, a load of
+        // every row's relationships). Objects with a pending write keep their own values and are evaluated.
         for snapshot in try store.fetch(widened) {
             let object = try register(snapshot)
             if seen.insert(ObjectIdentifier(object)).inserted {
-                try consider(object, storedMatch: trustsStore && !object.hasChanges)
+                try consider(object, storedMatch: !object.hasPendingWrite)
             }
         }
         for object in changed where seen.insert(ObjectIdentifier(object)).inserted { try consider(object) }
@@ -69,8 +73,9 @@ extension ManagedObjectContext {
     /// - Throws: As ``fetch(_:)-yg54``.
     public func count(for request: FetchRequest) throws -> Int {
         let request = try request.validated(in: model)
-        guard hasPendingChanges(of: try index.entity(request.entityName)) else { return try store.count(request) }
-        return try fetch(request).count
+        let info = try index.entity(request.entityName)
+        guard hasPendingChanges(of: info) else { return try store.count(request) }
+        return try fetchValidated(request, info).count
     }
 
     /// Whether the context has unsaved inserts, changes or deletes of the entity.

@@ -221,6 +221,8 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
 
     /// The code of invalidPredicate(...), for matching: `catch CVManagedStructError.invalidPredicate`.
     public static let invalidPredicate = Code.invalidPredicate
+    /// The code of unsupportedPredicate(...), for matching: `catch CVManagedStructError.unsupportedPredicate`.
+    public static let unsupportedPredicate = Code.unsupportedPredicate
 
     /// A predicate cannot be evaluated as given, e.g. a `LIKE` pattern ending in an unescaped `\`.
     public static func invalidPredicate(entity: String, key: String, message: String) -> CVManagedStructError {

@@ -122,20 +122,6 @@ extension CVPredicate {
         return result
     }
 
-    /// Whether the predicate reaches other entities through ``related(key:_:)`` (walked without recursion).
-    package var hasRelated: Bool {
-        var stack = [self]
-        while let predicate = stack.popLast() {
-            switch predicate {
-            case .related: return true
-            case .and(let predicates), .or(let predicates): stack.append(contentsOf: predicates)
-            case .not(let predicate): stack.append(predicate)
-            default: continue
-            }
-        }
-        return false
-    }
-
     /// A `LIKE` pattern may not end in an escape character with nothing to escape (an odd run of trailing
     /// `\`): PostgreSQL refuses it, so every store refuses it before anything is evaluated.
     ///

@@ -55,7 +55,6 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
         } else if let relationship = path.entity.relationship(named: name) {
             path.hops.append(relationship)
             path.entity = try translator.model.entity(relationship.destination)
-            path.rootType = Output.self
         } else {
             throw CVManagedStructError.unknownKey(entity: path.entity.name, key: name)
         }
@@ -214,40 +213,23 @@ extension PredicateTranslator {
         guard case .path(let path) = base, path.attribute == nil, let last = path.hops.last, last.isToMany else {
             throw unsupported("\(base.description).contains(where:)", "needs a to-many relationship")
         }
-        let element = ModelPath(entity: path.entity, rootType: Self.elementType(of: path.rootType))
+        let element = ModelPath(entity: path.entity)
         let inner = try with(variable, as: element, replacingScope: true) { try $0.condition($0.term(test)) }
         return (path, inner)
     }
-
-    /// The element type of an array type (a to-many property's struct type).
-    static func elementType(of type: Any.Type) -> Any.Type {
-        (type as? any ArrayType.Type)?.elementType ?? type
-    }
-}
-
-/// An `Array` type seen through `Any.Type`.
-protocol ArrayType {
-    static var elementType: Any.Type { get }
-}
-
-extension Array: ArrayType {
-    static var elementType: Any.Type { Element.self }
 }
 
 extension PredicateExpressions.RangeExpressionContains: TranslatableExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
         let bounds = try translator.term(range)
         let item = try translator.term(element)
-        let limits: (AttributeValue, AttributeValue, Bool)
-        switch bounds {
-        case .range(let lower, let upper, let closed): limits = (lower, upper, closed)
-        case .constant(.range(let lower, let upper, let closed)): limits = (lower, upper, closed)
-        default: throw translator.unsupported("\(bounds.description).contains(...)", "needs a range of values")
+        // A literal range (`20...30`) and a captured one (`let r = 20...30`) are both a constant range here.
+        guard case .constant(.range(let lower, let upper, let closed)) = bounds else {
+            throw translator.unsupported("\(bounds.description).contains(...)", "needs a range of values")
         }
         guard case .path(let path) = item, let attribute = path.attribute else {
             throw translator.unsupported("a range's contains(\(item.description))", "needs a key path to an attribute")
         }
-        let (lower, upper, closed) = limits
         let condition: CVPredicate =
             closed
             ? .between(key: attribute.name, lower, upper)
@@ -275,7 +257,7 @@ extension PredicateTranslator {
     mutating func bounds(_ lower: Any, _ upper: Any, closed: Bool) throws -> PredicateTerm {
         guard case .constant(.value(let low?)) = try term(lower), case .constant(.value(let high?)) = try term(upper)
         else { throw unsupported("a range", "its bounds must be values") }
-        return .range(lower: low, upper: high, closed: closed)
+        return .constant(.range(lower: low, upper: high, closed: closed))
     }
 
     /// A string match of the attribute `base` names with the string value `operand`.

@@ -26,7 +26,7 @@ struct PredicateTranslator {
     static func translate<T>(_ predicate: Predicate<T>, model: ManagedObjectModel, entity: Entity) throws -> CVPredicate
     {
         var translator = PredicateTranslator(model: model, root: entity)
-        translator.variables[predicate.variable.key] = ModelPath(entity: entity, rootType: T.self)
+        translator.variables[predicate.variable.key] = ModelPath(entity: entity)
         return try translator.condition(translator.term(predicate.expression))
     }
 
@@ -129,30 +129,25 @@ struct PredicateTranslator {
         return result
     }
 
-    static func and(_ parts: [CVPredicate]) -> CVPredicate {
-        var flat: [CVPredicate] = []
-        for part in parts {
-            switch part {
-            case .true: continue
-            case .false: return .false
-            case .and(let inner): flat.append(contentsOf: inner)
-            default: flat.append(part)
-            }
-        }
-        return flat.count == 1 ? flat[0] : .and(flat)
-    }
+    /// All of `parts`, flattened, without the `.true`s; `.false` if any is.
+    static func and(_ parts: [CVPredicate]) -> CVPredicate { combine(parts, conjunction: true) }
 
-    static func or(_ parts: [CVPredicate]) -> CVPredicate {
+    /// Any of `parts`, flattened, without the `.false`s; `.true` if any is.
+    static func or(_ parts: [CVPredicate]) -> CVPredicate { combine(parts, conjunction: false) }
+
+    private static func combine(_ parts: [CVPredicate], conjunction: Bool) -> CVPredicate {
+        let (neutral, absorbing): (CVPredicate, CVPredicate) = conjunction ? (.true, .false) : (.false, .true)
         var flat: [CVPredicate] = []
         for part in parts {
-            switch part {
-            case .false: continue
-            case .true: return .true
-            case .or(let inner): flat.append(contentsOf: inner)
+            switch (part, conjunction) {
+            case (neutral, _): continue
+            case (absorbing, _): return absorbing
+            case (.and(let inner), true), (.or(let inner), false): flat.append(contentsOf: inner)
             default: flat.append(part)
             }
         }
-        return flat.count == 1 ? flat[0] : .or(flat)
+        if flat.count == 1 { return flat[0] }
+        return conjunction ? .and(flat) : .or(flat)
     }
 
     // MARK: Comparisons
@@ -176,7 +171,7 @@ struct PredicateTranslator {
             guard let attribute = path.attribute else { throw unsupported(path.name, "?? on an object") }
             let stored = onAttribute(path, .comparison(key: attribute.name, op, value))
             // The default stands in when the value is missing: its comparison is known now.
-            guard let fallback, Self.holds(fallback, op, value) else { return stored }
+            guard let fallback, PredicateEvaluator.holds(fallback, op, value) else { return stored }
             return Self.or([stored, .not(try present(path))])
         case (.caseInsensitiveCompare(let path, let text), .constant(.comparisonResult(let result))):
             guard op == .equal, result == .orderedSame, let attribute = path.attribute else {
@@ -198,7 +193,7 @@ struct PredicateTranslator {
         case (.constant(.value(let left)), .constant(.value(let right))):
             switch (left, right) {
             case (nil, nil): return op == .equal ? .true : .false
-            case (let left?, let right?): return Self.holds(left, op, right) ? .true : .false
+            case (let left?, let right?): return PredicateEvaluator.holds(left, op, right) ? .true : .false
             default: return op == .equal ? .false : .true
             }
         default:
@@ -206,11 +201,6 @@ struct PredicateTranslator {
                 "\(lhs.description) \(op.rawValue) \(rhs.description)",
                 "a comparison needs a key path on one side and a value on the other")
         }
-    }
-
-    /// Whether `lhs op rhs` holds for two known values (by the stores' order).
-    static func holds(_ lhs: AttributeValue, _ op: CVPredicate.ComparisonOperator, _ rhs: AttributeValue) -> Bool {
-        PredicateEvaluator.holds(lhs, op, rhs)
     }
 }
 
@@ -233,14 +223,9 @@ struct ModelPath {
     var hops: [Relationship] = []
     var entity: Entity
     var attribute: Attribute?
-    /// The Swift type the path's value has (the struct, for an object path), for reading property names.
-    var rootType: Any.Type
     var components: [String] = []
 
-    init(entity: Entity, rootType: Any.Type) {
-        self.entity = entity
-        self.rootType = rootType
-    }
+    init(entity: Entity) { self.entity = entity }
 
     var name: String { "\\." + components.joined(separator: ".") }
 }
@@ -252,8 +237,6 @@ enum PredicateTerm: CustomStringConvertible {
     case constant(PredicateConstant)
     /// `path ?? fallback`.
     case coalesced(ModelPath, AttributeValue?)
-    /// A range of constants, `lower...upper` or `lower..<upper`.
-    case range(lower: AttributeValue, upper: AttributeValue, closed: Bool)
     /// An optional Bool: `condition` when a value is present (`present`), `nil` otherwise, as optional
     /// chaining into a Bool gives (`$0.position?.contains("x")`). `condition` implies `present`.
     case optionalCondition(CVPredicate, present: CVPredicate)
@@ -271,7 +254,6 @@ enum PredicateTerm: CustomStringConvertible {
         case .path(let path): return path.name
         case .constant: return "a value"
         case .coalesced(let path, _): return "\(path.name) ?? a value"
-        case .range: return "a range"
         case .caseInsensitiveCompare(let path, _): return "\(path.name).caseInsensitiveCompare(...)"
         case .optionalCondition: return "an optional condition"
         }
@@ -298,7 +280,7 @@ enum PredicateConstant {
             self = .range(lower: bounds.lower, upper: bounds.upper, closed: bounds.closed)
         } else if let sequence = value as? any Sequence {
             var values: [AttributeValue?] = []
-            for element in AnySequence(sequence.erasedElements) {
+            for element in sequence {
                 guard let single = Self.single(element) else { return nil }
                 values.append(single)
             }
@@ -355,11 +337,6 @@ extension Range: ConstantRange {
         else { return nil }
         return (lower, upper, false)
     }
-}
-
-extension Sequence {
-    /// The elements as `Any`, for a sequence seen through `any Sequence`.
-    var erasedElements: [Any] { map { $0 as Any } }
 }
 
 extension CVPredicate {

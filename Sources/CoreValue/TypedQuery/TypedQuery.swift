@@ -96,8 +96,7 @@ extension BoxingStruct where Self: UnboxingStruct, Self.StructureType == Self {
     public nonisolated(nonsending) static func count(_ context: ManagedObjectContext, predicate: Predicate<Self>)
         async throws -> Int
     {
-        let request = try fetchRequest(context.model, predicate: predicate)
-        return try await context.performBlocking { try context.count(for: request) }
+        try await context.count(for: fetchRequest(context.model, predicate: predicate))
     }
 
     /// Whether any struct matches a `#Predicate`, like ``exists(_:predicate:)``, without blocking.
@@ -106,8 +105,7 @@ extension BoxingStruct where Self: UnboxingStruct, Self.StructureType == Self {
     public nonisolated(nonsending) static func exists(_ context: ManagedObjectContext, predicate: Predicate<Self>)
         async throws -> Bool
     {
-        let request = try fetchRequest(context.model, predicate: predicate, limit: 1)
-        return try await context.performBlocking { try context.count(for: request) } > 0
+        try await context.count(for: fetchRequest(context.model, predicate: predicate, limit: 1)) > 0
     }
 }
 

@@ -84,9 +84,9 @@ struct PredicateCompiler {
             let pattern: String
             switch match {
             case .like: pattern = operand
-            case .contains: pattern = "%" + Self.escapeLike(operand) + "%"
-            case .beginsWith: pattern = Self.escapeLike(operand) + "%"
-            case .endsWith: pattern = "%" + Self.escapeLike(operand)
+            case .contains: pattern = "%" + CVPredicate.escapeLike(operand) + "%"
+            case .beginsWith: pattern = CVPredicate.escapeLike(operand) + "%"
+            case .endsWith: pattern = "%" + CVPredicate.escapeLike(operand)
             }
             guard caseInsensitive else { return "\(column(key)) LIKE \(bind: .text(pattern))" }
             // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only, and the database's
@@ -94,18 +94,6 @@ struct PredicateCompiler {
             // full Unicode lower-casing, the same on every server, and what `CaseFolding` does in memory.
             return "\(column(key)) COLLATE \"und-x-icu\" ILIKE \(bind: .text(pattern))"
         }
-    }
-
-    /// Escapes `\`, `%` and `_` so that a `LIKE` pattern matches the text literally.
-    static func escapeLike(_ text: String) -> String {
-        // Per Unicode scalar, as PostgreSQL reads a pattern: a `%` followed by a combining mark is one
-        // Character to Swift but still a wildcard to the server.
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if scalar == "\\" || scalar == "%" || scalar == "_" { result.append("\\") }
-            result.append(scalar)
-        }
-        return String(result)
     }
 
     /// The sort clause for sort descriptors, ending with the surrogate key so pages are stable.

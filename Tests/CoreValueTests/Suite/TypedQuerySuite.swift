@@ -197,38 +197,3 @@ enum TypedQuerySuite {
         },
     ]
 }
-
-extension BoxingStruct where Self: UnboxingStruct, Self.StructureType == Self {
-    nonisolated(nonsending) static func query(
-        _ context: ManagedObjectContext, predicate: Predicate<Self>, sortBy: [SortDescriptor<Self>] = [],
-        limit: Int? = nil, offset: Int = 0, via api: APIMode
-    ) async throws -> [Self] {
-        switch api {
-        case .sync:
-            return try { try query(context, predicate: predicate, sortBy: sortBy, limit: limit, offset: offset) }()
-        case .async: return try await query(context, predicate: predicate, sortBy: sortBy, limit: limit, offset: offset)
-        }
-    }
-
-    nonisolated(nonsending) static func count(
-        _ context: ManagedObjectContext, predicate: Predicate<Self>, via api: APIMode
-    )
-        async throws -> Int
-    {
-        switch api {
-        case .sync: return try { try count(context, predicate: predicate) }()
-        case .async: return try await count(context, predicate: predicate)
-        }
-    }
-
-    nonisolated(nonsending) static func exists(
-        _ context: ManagedObjectContext, predicate: Predicate<Self>, via api: APIMode
-    )
-        async throws -> Bool
-    {
-        switch api {
-        case .sync: return try { try exists(context, predicate: predicate) }()
-        case .async: return try await exists(context, predicate: predicate)
-        }
-    }
-}
