@@ -53,9 +53,6 @@ enum BindEncoding {
         try ArrayEncoding.encode(values, as: type)
     }
 
-    /// Reads one result cell as an attribute value of a column type (`.null` for SQL NULL).
-    ///
-    /// - Throws: The driver's decoding error when the cell does not hold that type.
     /// A cell as an attribute value, decoded straight from libpq's bytes (one call each for NULL, length and
     /// bytes). `serverType` is the column's, looked up once per column by a caller reading many rows.
     ///

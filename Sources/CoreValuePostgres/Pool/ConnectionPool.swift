@@ -113,7 +113,13 @@ package final class ConnectionPool: @unchecked Sendable {
             throw PostgresStoreError(.poolClosed, "the connection pool is closed")
         }
         var dead: [Connection] = []
-        defer { for connection in dead { connection.close() } }
+        defer {
+            // After the lock is released, like every event.
+            for connection in dead {
+                events.send(StoreEvent(kind: .connectionDiscarded))
+                connection.close()
+            }
+        }
         while let connection = idle.popLast() {
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend. The
             // first read can consume that message while the EOF behind it is only seen by the next one.

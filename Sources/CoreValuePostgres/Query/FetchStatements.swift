@@ -24,11 +24,21 @@ package struct FetchStatements: Sendable {
         let entity = try mapping.model.entity(request.entityName)
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
         var sql = select(entity)
+        try appendFilter(request, compiler, to: &sql, ordered: true)
+        return sql
+    }
+
+    /// Appends the request's `WHERE`, then its `ORDER BY` (always when `ordered`, else only for a window)
+    /// and window.
+    private func appendFilter(_ request: FetchRequest, _ compiler: PredicateCompiler, to sql: inout SQL, ordered: Bool)
+        throws
+    {
         if let predicate = request.predicate { sql.append(" WHERE \(try compiler.compile(predicate))") }
+        let windowed = request.fetchLimit != nil || request.fetchOffset > 0
+        guard ordered || windowed else { return }
         sql.append(" ORDER BY \(try compiler.orderBy(request.sortDescriptors))")
         if let limit = request.fetchLimit { sql.append(" LIMIT \(bind: .int64(Int64(max(0, limit))))") }
         if request.fetchOffset > 0 { sql.append(" OFFSET \(bind: .int64(Int64(request.fetchOffset)))") }
-        return sql
     }
 
     /// The statement that counts the rows a request matches, its window applied.
@@ -36,14 +46,8 @@ package struct FetchStatements: Sendable {
         let entity = try mapping.model.entity(request.entityName)
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
         var inner: SQL = "SELECT 1 FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
-        if let predicate = request.predicate { inner.append(" WHERE \(try compiler.compile(predicate))") }
-        guard request.fetchLimit != nil || request.fetchOffset > 0 else {
-            return "SELECT count(*) FROM (\(inner)) AS c"
-        }
         // A window counts the rows it keeps, so the order matters only with one.
-        inner.append(" ORDER BY \(try compiler.orderBy(request.sortDescriptors))")
-        if let limit = request.fetchLimit { inner.append(" LIMIT \(bind: .int64(Int64(max(0, limit))))") }
-        if request.fetchOffset > 0 { inner.append(" OFFSET \(bind: .int64(Int64(request.fetchOffset)))") }
+        try appendFilter(request, compiler, to: &inner, ordered: false)
         return "SELECT count(*) FROM (\(inner)) AS c"
     }
 

@@ -25,16 +25,8 @@ extension PostgresStore {
     @_spi(StoreImplementation) public func count(_ request: FetchRequest) throws -> Int {
         let request = try request.validated(in: model)
         let sql = try fetchStatements.count(for: request)
-        let count = { (runner: StatementRunner) throws -> Int in
-            let result = try runner.run(sql)
-            return Int(try result.decode(Int64.self, row: 0, column: 0))
-        }
-        if let runner = StreamRunner.current(for: self) { return try count(runner) }
-        return try withRetries {
-            try withRunner { runner in
-                guard configuration.statementTimeout != nil else { return try count(runner) }
-                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try count($0) }
-            }
+        return try withReadRunner(needsTransaction: false) { runner in
+            Int(try runner.run(sql).decode(Int64.self, row: 0, column: 0))
         }
     }
 
@@ -133,16 +125,22 @@ extension PostgresStore {
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
     private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
         guard !queries.isEmpty else { return [] }
-        // A statement timeout is set per transaction, so with one even a single statement gets one.
         let needsTransaction =
-            configuration.statementTimeout != nil || queries.count > 1
-            || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
-        // Inside a stream's batch on this thread: its connection and snapshot (see `fetch(_:batchSize:_:)`).
-        if let runner = StreamRunner.current(for: self) { return try readAll(queries, runner) }
+            queries.count > 1 || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
+        return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, $0) }
+    }
+
+    /// Runs a read: inside a stream's batch on this thread, on its connection and snapshot (see
+    /// `fetch(_:batchSize:_:)`); otherwise on a pooled connection with retries, in a read-only repeatable-read
+    /// transaction when `needsTransaction` or a statement timeout is set (it is set per transaction, so with
+    /// one even a single statement gets one).
+    private func withReadRunner<T>(needsTransaction: Bool, _ body: (StatementRunner) throws -> T) throws -> T {
+        if let runner = StreamRunner.current(for: self) { return try body(runner) }
+        let transaction = needsTransaction || configuration.statementTimeout != nil
         return try withRetries {
             try withRunner { runner in
-                guard needsTransaction else { return try readAll(queries, runner) }
-                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try readAll(queries, $0) }
+                guard transaction else { return try body(runner) }
+                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try body($0) }
             }
         }
     }
