@@ -56,7 +56,7 @@ extension BoxingPersistentStruct {
     /// - Throws: As ``save(_:)``; `CancellationError` when the task was cancelled before the commit (the
     ///   struct is left as it was).
     public nonisolated(nonsending) mutating func save(_ context: ManagedObjectContext) async throws {
-        self = try await context.performMutating(self) { try $0.save(context) }
+        self = try await context.performMutating(self) { try $0.save(context) }.value
     }
 
     /// Deletes the struct's object and saves, like ``delete(_:)``; clears `objectID` when it deleted one.
@@ -66,13 +66,8 @@ extension BoxingPersistentStruct {
     @discardableResult
     public nonisolated(nonsending) mutating func delete(_ context: ManagedObjectContext?) async throws -> Bool {
         guard let context else { return try { try delete(nil) }() }
-        let value = Handoff(value: self)
-        let (deleted, result) = try await context.performBlocking {
-            var copy = value.value
-            let deleted = try copy.delete(context)
-            return (deleted, copy)
-        }
-        self = result
+        let (value, deleted) = try await context.performMutating(self) { try $0.delete(context) }
+        self = value
         return deleted
     }
 }
@@ -105,6 +100,6 @@ extension Array where Element: BoxingPersistentStruct {
     /// - Throws: As ``saveAll(_:)``; `CancellationError` when the task was cancelled before the commit (the
     ///   array is left as it was).
     public nonisolated(nonsending) mutating func saveAll(_ context: ManagedObjectContext) async throws {
-        self = try await context.performMutating(self) { try $0.saveAll(context) }
+        self = try await context.performMutating(self) { try $0.saveAll(context) }.value
     }
 }

@@ -48,16 +48,16 @@ extension ManagedObjectContext {
         return result.value
     }
 
-    /// `value` after `body` changed a copy of it on a thread of the store (see ``performBlocking(_:)``); the
-    /// caller assigns it back, so a failure leaves its value as it was.
-    nonisolated(nonsending) func performMutating<Value>(
-        _ value: Value, _ body: @escaping (inout Value) throws -> Void
-    ) async throws -> Value {
+    /// `value` after `body` changed a copy of it on a thread of the store (see ``performBlocking(_:)``), with
+    /// what `body` returned; the caller assigns the value back, so a failure leaves its value as it was.
+    nonisolated(nonsending) func performMutating<Value, Result>(
+        _ value: Value, _ body: @escaping (inout Value) throws -> Result
+    ) async throws -> (value: Value, result: Result) {
         let original = Handoff(value: value)
         return try await performBlocking {
             var copy = original.value
-            try body(&copy)
-            return copy
+            let result = try body(&copy)
+            return (copy, result)
         }
     }
 

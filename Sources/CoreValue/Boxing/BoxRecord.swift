@@ -85,7 +85,7 @@ struct RecordBuilder {
     /// Finds an entity by name: the context's model, or the one derived from the struct types boxed.
     let entity: (String) throws -> EntityIndex
     /// Per-type layouts, kept by the context so that each struct type is resolved against the model once.
-    let layouts: LayoutCache?
+    let layouts: LayoutCache
 
     /// The record of one struct and, below it, of every struct nested in it.
     ///
@@ -98,7 +98,7 @@ struct RecordBuilder {
                 entity: type.EntityName, what: "a graph of nested structs",
                 limit: ManagedObjectContext.maximumGraphDepth)
         }
-        if layouts?.reflection != .mirror, let record = try keyPathRecord(value, depth: depth) { return record }
+        if layouts.reflection != .mirror, let record = try keyPathRecord(value, depth: depth) { return record }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct else {
             throw CVManagedStructError.structConversionError(message: "\(type) is not a struct")
@@ -164,10 +164,10 @@ struct RecordBuilder {
     /// The key-path plan of a struct type: from the cache, or built (and cached) once per type.
     private func keyPathPlan<T: BoxingStruct>(of type: T.Type) throws -> LayoutCache.KeyPathPlan<T>? {
         let key = ObjectIdentifier(type)
-        if let cached = layouts?.keyPathPlans[key] { return cached as? LayoutCache.KeyPathPlan<T> }
+        if let cached = layouts.keyPathPlans[key] { return cached as? LayoutCache.KeyPathPlan<T> }
         // A type with a custom mirror says itself which fields it shows: honour it, as the Mirror path does.
         guard !(type is any CustomReflectable.Type), let listed = StructFields.keyPaths(of: type) else {
-            layouts?.keyPathPlans[key] = LayoutCache.Unavailable()
+            layouts.keyPathPlans[key] = LayoutCache.Unavailable()
             return nil
         }
         let info = try entity(type.EntityName)
@@ -186,7 +186,7 @@ struct RecordBuilder {
         let layout = LayoutCache.Plan(
             info: info, attributeNames: names, identity: try identityKind(of: type, info))
         let plan = LayoutCache.KeyPathPlan<T>(layout: layout, fields: fields)
-        layouts?.keyPathPlans[key] = plan
+        layouts.keyPathPlans[key] = plan
         return plan
     }
 
@@ -194,7 +194,7 @@ struct RecordBuilder {
     /// cached) from this first value's mirror.
     private func plan(of type: any BoxingStruct.Type, _ mirror: Mirror) throws -> LayoutCache.Plan {
         let key = ObjectIdentifier(type)
-        if let cached = layouts?.plans[key] { return cached }
+        if let cached = layouts.plans[key] { return cached }
         let info = try entity(type.EntityName)
         var fields: [LayoutCache.Field] = []
         for child in mirror.children {
@@ -211,7 +211,7 @@ struct RecordBuilder {
             }
         }
         let plan = LayoutCache.Plan(info: info, fields: fields, identity: try identityKind(of: type, info))
-        layouts?.plans[key] = plan
+        layouts.plans[key] = plan
         return plan
     }
 

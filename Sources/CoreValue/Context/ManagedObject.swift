@@ -163,7 +163,7 @@ public final class ManagedObject {
         }
         attributes[at: position] = value
         if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
-        managedObjectContext?.attributeDidChange(self, key: key, from: old, to: value)
+        managedObjectContext?.attributeDidChange(self, at: position, key: key, from: old, to: value)
     }
 
     // MARK: Relationships

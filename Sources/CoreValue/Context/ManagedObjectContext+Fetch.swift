@@ -95,7 +95,8 @@ extension ManagedObjectContext {
         PredicateEvaluator.Reader(
             attribute: { $0.attributes[$1] ?? .null },
             isNull: { object, key in
-                if object.info.attributes[key] != nil { return (object.attributes[key] ?? .null).isNull }
+                // An object holds every attribute; a name it holds no value for is a relationship.
+                if let value = object.attributes[key] { return value.isNull }
                 return !(object.links[key] ?? []).contains { link in
                     if case .object(let linked) = link { return !linked.isDeletedFlag }
                     return true

@@ -227,9 +227,11 @@ public final class ManagedObjectContext {
         pendingDeletes.removeTail(from: mark)
     }
 
-    func attributeDidChange(_ object: ManagedObject, key: String, from old: AttributeValue, to new: AttributeValue) {
+    func attributeDidChange(
+        _ object: ManagedObject, at position: Int, key: String, from old: AttributeValue, to new: AttributeValue
+    ) {
         markChanged(object)
-        guard object.info.attributes[key]?.isUnique == true else { return }
+        guard object.info.isUnique[position] else { return }
         let oldKey = UniqueValue(object.info.name, key, old)
         if uniqueIndex[oldKey] === object { uniqueIndex[oldKey] = nil }
         if !new.isNull { uniqueIndex[UniqueValue(object.info.name, key, new)] = object }

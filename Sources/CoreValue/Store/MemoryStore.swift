@@ -53,7 +53,8 @@ public final class MemoryStore: Store, @unchecked Sendable {
             let rowReader = PredicateEvaluator.Reader<(key: Int64, row: MemoryRow, entity: EntityIndex)>(
                 attribute: { $0.row.attributes[$1] ?? .null },
                 isNull: { subject, name in
-                    if subject.entity.attributes[name] != nil { return (subject.row.attributes[name] ?? .null).isNull }
+                    // A row holds every attribute; a name it holds no value for is a relationship.
+                    if let value = subject.row.attributes[name] { return value.isNull }
                     return reader.toOne(subject.entity, subject.key, subject.row, name) == nil
                 },
                 related: { subject, name in
