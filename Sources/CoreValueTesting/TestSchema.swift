@@ -14,7 +14,8 @@ import LibPQ
 ///         let context = ManagedObjectContext(store: schema.store)
 ///         var alice = Person(name: "Alice", age: 34)
 ///         try await alice.save(context)
-///         #expect(try await Person.query(context, predicate: nil).count == 1)
+///         let people: [Person] = try await Person.query(context, predicate: nil)
+///         #expect(people.count == 1)
 ///     }
 /// }
 /// ```
@@ -30,8 +31,16 @@ public struct TestSchema: Sendable {
     public let url: String
     /// The schema's name (`cvtest_` and eight random characters).
     public let name: String
-    /// A store on the schema, for the model given; `nil` for ``withEmpty(_:)-4cfqy``.
-    public let store: PostgresStore?
+    /// A store on the schema, for the model given.
+    public let store: PostgresStore
+
+    /// A schema name of its own, with nothing created yet and no store: what ``withEmpty(_:)-88yv4`` gives.
+    public struct Empty: Sendable {
+        /// The server's connection string.
+        public let url: String
+        /// The schema's name (`cvtest_` and eight random characters).
+        public let name: String
+    }
 
     /// The environment variable that names the server.
     public static let environmentVariable = "DATABASE_URL"
@@ -77,18 +86,18 @@ public struct TestSchema: Sendable {
         configure: (inout PostgresStore.Configuration) -> Void = { _ in },
         _ body: (TestSchema) async throws -> T
     ) async throws -> T {
-        let empty = try makeEmpty()
-        defer { drop(empty) }
-        let store = try open(empty, model: model, migrations: migrations, configure: configure)
-        defer { store.close() }
-        return try await body(TestSchema(url: empty.url, name: empty.name, store: store))
+        try await withEmpty { empty in
+            let store = try open(empty, model: model, migrations: migrations, configure: configure)
+            defer { store.close() }
+            return try await body(TestSchema(url: empty.url, name: empty.name, store: store))
+        }
     }
 
     /// Runs `body` with the URL and a fresh schema name (nothing created yet, no store), then drops the
     /// schema if `body` created it.
     ///
     /// - Throws: ``TestSchemaError`` without `DATABASE_URL`; what `body` throws.
-    public static func withEmpty<T>(_ body: (TestSchema) throws -> T) throws -> T {
+    public static func withEmpty<T>(_ body: (Empty) throws -> T) throws -> T {
         let empty = try makeEmpty()
         defer { drop(empty) }
         return try body(empty)
@@ -98,19 +107,19 @@ public struct TestSchema: Sendable {
     /// the schema if `body` created it.
     ///
     /// - Throws: As the synchronous form: ``TestSchemaError`` without `DATABASE_URL`; what `body` throws.
-    public static func withEmpty<T>(_ body: (TestSchema) async throws -> T) async throws -> T {
+    public static func withEmpty<T>(_ body: (Empty) async throws -> T) async throws -> T {
         let empty = try makeEmpty()
         defer { drop(empty) }
         return try await body(empty)
     }
 
-    private static func makeEmpty() throws -> TestSchema {
+    private static func makeEmpty() throws -> Empty {
         guard let url else { throw TestSchemaError() }
-        return TestSchema(url: url, name: "cvtest_" + UUID().uuidString.prefix(8).lowercased(), store: nil)
+        return Empty(url: url, name: "cvtest_" + UUID().uuidString.prefix(8).lowercased())
     }
 
     private static func open(
-        _ empty: TestSchema, model: ManagedObjectModel, migrations: URL?,
+        _ empty: Empty, model: ManagedObjectModel, migrations: URL?,
         configure: (inout PostgresStore.Configuration) -> Void
     ) throws -> PostgresStore {
         let migrator = try Migrator(url: empty.url, schema: empty.name)
@@ -128,7 +137,7 @@ public struct TestSchema: Sendable {
     }
 
     /// Drops the schema and everything in it; a failure to connect is ignored (the test has its own result).
-    private static func drop(_ schema: TestSchema) {
+    private static func drop(_ schema: Empty) {
         guard let connection = try? Connection(schema.url) else { return }
         defer { connection.close() }
         try? connection.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema.name)) CASCADE")

@@ -53,11 +53,10 @@ import Testing
     /// work waits on the store's threads, not on the pool's.
     @Test func manyConcurrentCallsLeaveTheCooperativePoolFree() async throws {
         try await withStore(poolSize: 4) { store, _, _ in
-            let done = Heartbeat()
             let beat = Task {
                 var last = ContinuousClock.now
                 var largest = Duration.zero
-                while !done.isSet {
+                while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(2))
                     let now = ContinuousClock.now
                     largest = max(largest, now - last)
@@ -82,7 +81,7 @@ import Testing
                 try await group.waitForAll()
             }
             let elapsed = ContinuousClock.now - started
-            done.set()
+            beat.cancel()
             let largest = await beat.value
             let stored = try store.fetch(FetchRequest(entityName: "Author")).count
             #expect(stored == 64 * 5 * 50)
@@ -135,15 +134,15 @@ import Testing
 
     @Test func theMigratorWorksWithAwait() async throws {
         guard TestDatabase.isAvailable(#function) else { return }
-        let (url, schema) = try TestSchema.withEmpty { ($0.url, $0.name) }
-        defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
-        let migrator = try Migrator(url: url, schema: schema)
-        let files = try Migration.load(from: TestDatabase.migrationsDirectory)
-        let applied = try await migrator.migrate(files)
-        #expect(applied.count == files.count && !files.isEmpty)
-        #expect(try await migrator.status(files).allSatisfy { $0.state == .applied })
-        #expect(try await migrator.migrate(files).isEmpty)
-        #expect(try await migrator.diff(model: try ExampleModel.make()).statements.isEmpty)
+        try await TestSchema.withEmpty { schema in
+            let migrator = try Migrator(url: schema.url, schema: schema.name)
+            let files = try Migration.load(from: TestDatabase.migrationsDirectory)
+            let applied = try await migrator.migrate(files)
+            #expect(applied.count == files.count && !files.isEmpty)
+            #expect(try await migrator.status(files).allSatisfy { $0.state == .applied })
+            #expect(try await migrator.migrate(files).isEmpty)
+            #expect(try await migrator.diff(model: try ExampleModel.make()).statements.isEmpty)
+        }
     }
 
     @Test func streamsHandOutEveryRowInOrderInBatches() async throws {
@@ -228,13 +227,4 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
     }
-}
-
-/// A flag set once, read from another task.
-private final class Heartbeat: @unchecked Sendable {
-    // @unchecked: `value` is read and written under `lock`.
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }

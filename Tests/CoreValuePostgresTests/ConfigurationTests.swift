@@ -65,14 +65,16 @@ import Testing
         }
     }
 
-    @Test func aCallerThatWaitsForAConnectionIsAnEvent() async throws {
-        try await withConfiguredStore { configuration in
-            configuration.poolSize = 1
-        } _: { store, events, url, schema in
+    // Synchronous: it blocks on threads of its own, which an async test would do on the cooperative pool.
+    @Test func aCallerThatWaitsForAConnectionIsAnEvent() throws {
+        let events = EventLog()
+        try TestDatabase.withExampleStore(poolSize: 1) { configuration in
+            configuration.onEvent = { events.append($0) }
+        } _: { store, url, schema in
             try TestDatabase.makeAuthorInsertsSleep(url, schema, seconds: 0.5)
             // The first save holds the only connection (its insert sleeps); the second, from another thread,
             // must wait for it. (Async calls would queue on the store's one thread instead.)
-            let failures = EventLog()
+            let failures = ErrorBox()
             let done = DispatchGroup()
             for index in 0..<2 {
                 if index == 1 { try waitForSleep(url, schema) }
@@ -82,7 +84,7 @@ import Testing
                     do {
                         try Author(id: "w\(index)", name: "W").save(ManagedObjectContext(store: store))
                     } catch {
-                        failures.append(StoreEvent(kind: .statement, error: error))
+                        failures.append(error)
                     }
                 }.start()
             }

@@ -43,14 +43,15 @@ enum TestDatabase {
     /// Runs `body` with a store on a fresh schema migrated to the example model.
     static func withExampleStore(
         _ function: String = #function, poolSize: Int = 4,
+        configure: (inout PostgresStore.Configuration) -> Void = { _ in },
         _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
     ) throws {
         guard isAvailable(function) else { return }
         try TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory) {
             $0.poolSize = poolSize
+            configure(&$0)
         } _: { schema in
-            guard let store = schema.store else { return }
-            try body(store, schema.url, schema.name)
+            try body(schema.store, schema.url, schema.name)
         }
     }
 
@@ -62,8 +63,7 @@ enum TestDatabase {
         guard isAvailable(function) else { return }
         try await TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory, configure: configure)
         { schema in
-            guard let store = schema.store else { return }
-            try await body(store, schema.url, schema.name)
+            try await body(schema.store, schema.url, schema.name)
         }
     }
 

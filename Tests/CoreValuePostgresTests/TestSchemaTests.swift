@@ -24,7 +24,7 @@ import Testing
         #expect(throws: Failure.self) {
             try TestSchema.with(model: ExampleModel.model) { schema in
                 seen = (schema.url, schema.name)
-                let store = try #require(schema.store)
+                let store = schema.store
                 try Author(id: "a", name: "A").save(ManagedObjectContext(store: store))
                 #expect(try store.fetch(FetchRequest(entityName: "Author")).count == 1)
                 #expect(try schemaExists(schema.url, schema.name))
@@ -40,7 +40,7 @@ import Testing
         let (url, name) = try await TestSchema.with(
             model: ExampleModel.model, migrations: TestDatabase.migrationsDirectory, configure: { $0.poolSize = 1 }
         ) { schema in
-            let store = try #require(schema.store)
+            let store = schema.store
             #expect(store.configuration.poolSize == 1 && store.schema == schema.name)
             try await [Author(id: "x", name: "X")].saveAll(ManagedObjectContext(store: store))
             let history = try Connection(schema.url).query(
@@ -73,7 +73,7 @@ private struct Person: CVManagedPersistentStruct {
     }
     // From here on, the README's example line for line.
     try await TestSchema.with(model: model) { schema in  // or migrations: URL(fileURLWithPath: "migrations")
-        let context = ManagedObjectContext(store: try #require(schema.store))
+        let context = ManagedObjectContext(store: schema.store)
         var alice = Person(name: "Alice", age: 34)
         try await alice.save(context)
         let people: [Person] = try await Person.query(context, predicate: nil)
