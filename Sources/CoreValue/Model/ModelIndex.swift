@@ -63,7 +63,7 @@ package final class EntityIndex: Sendable {
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
         self.isUnique = entity.attributes.map(\.isUnique)
-        let layout = AttributeLayout(entity)
+        let layout = AttributeLayout.shared(entity)
         self.layout = layout
         self.defaultAttributes = AttributeValues(
             layout: layout, values: entity.attributes.map { $0.defaultValue ?? .null })

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The attribute names of a row in a fixed order, each with its position: shared by every
 /// ``AttributeValues`` of one entity, so that values are kept in an array and read by position instead of
 /// hashing a name per value.
@@ -25,6 +27,23 @@
     public convenience init(_ entity: Entity) {
         self.init(names: entity.attributes.map(\.name))
     }
+
+    /// The one layout of these names that every model index shares, so that the stores' and the contexts'
+    /// layouts of an entity are the same object and ``hasSameNames(as:)`` answers by identity (it is asked
+    /// per fetched row and per change).
+    static func shared(_ entity: Entity) -> AttributeLayout {
+        let names = entity.attributes.map(\.name)
+        return internLock.withLock {
+            if let layout = interned[names] { return layout }
+            let layout = AttributeLayout(names: names)
+            interned[names] = layout
+            return layout
+        }
+    }
+
+    private static let internLock = NSLock()
+    // Guarded by `internLock`. One entry per distinct list of names a process builds a model with.
+    nonisolated(unsafe) private static var interned: [[String]: AttributeLayout] = [:]
 
     /// The number of names.
     public var count: Int { names.count }
