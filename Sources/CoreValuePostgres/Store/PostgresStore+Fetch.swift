@@ -79,23 +79,10 @@ extension PostgresStore {
         let size = max(1, batchSize)
         let cursor = SQLIdentifier("_corevalue_stream")
         var delivered = false
-        do {
-            try withRetries {
-                do {
-                    try streamBatches(rows, entity, layout, size, cursor, body, &delivered)
-                } catch  where delivered {
-                    // Handed-out batches can't be handed out again: no retry, the error as it is.
-                    throw Delivered(error: error)
-                }
-            }
-        } catch let delivered as Delivered {
-            throw delivered.error
+        // Handed-out batches can't be handed out again: after the first, an error is thrown as it is.
+        try withRetries(mayRetry: { !delivered }) {
+            try streamBatches(rows, entity, layout, size, cursor, body, &delivered)
         }
-    }
-
-    /// An error after a stream's first batch, kept from ``withRetries(_:)``.
-    private struct Delivered: Error {
-        let error: any Error
     }
 
     private func streamBatches(

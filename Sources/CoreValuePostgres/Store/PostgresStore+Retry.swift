@@ -7,13 +7,14 @@ extension PostgresStore {
     ///
     /// `body` is one whole transaction (or one statement outside a transaction), which the server rolled back
     /// in each of these cases, so repeating it is safe. A commit whose outcome is unknown
-    /// (`LibPQError(.commitOutcomeUnknown)`) is never repeated.
-    func withRetries<T>(_ body: () throws -> T) throws -> T {
+    /// (`LibPQError(.commitOutcomeUnknown)`) is never repeated, nor is anything once `mayRetry` says no (a
+    /// stream that handed out a batch).
+    func withRetries<T>(mayRetry: () -> Bool = { true }, _ body: () throws -> T) throws -> T {
         var attempt = 1
         while true {
             do {
                 return try body()
-            } catch  where attempt < maxAttempts && Self.isRetryable(error) {
+            } catch  where attempt < maxAttempts && Self.isRetryable(error) && mayRetry() {
                 counter.record { $0.retries += 1 }
                 // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
                 let base = min(0.2, 0.005 * Double(1 << min(attempt - 1, 6)))
