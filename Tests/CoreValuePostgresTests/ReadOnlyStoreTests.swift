@@ -7,14 +7,31 @@ import Testing
 
 /// `PostgresStore(readOnly: true)`, for hot standbys: fetches work, saves are refused before anything is sent.
 @Suite struct ReadOnlyStoreTests {
+    /// The role whose sessions refuse writes (`default_transaction_read_only`), as a standby's do.
+    static let readOnlyRole = "corevalue_readonly"
+
+    /// `url` as ``readOnlyRole``, created if missing. A role setting rather than a startup `options`
+    /// parameter, which pgbouncer refuses, so that the test also runs through pgbouncer (`make test-ha`).
+    static func standbyLikeURL(_ url: String) throws -> String {
+        try TestDatabase.execute(
+            url,
+            """
+            DO $$ BEGIN
+                CREATE ROLE \(readOnlyRole) LOGIN SUPERUSER;
+                ALTER ROLE \(readOnlyRole) SET default_transaction_read_only = on;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+            END $$;
+            """)
+        return url + (url.contains("?") ? "&" : "?") + "user=\(readOnlyRole)"
+    }
+
     @Test func aReadOnlyStoreFetchesFromAReadOnlySessionAndRefusesSaves() throws {
         try TestDatabase.withExampleStore { writer, url, schema in
             var cars = [Car.sample("one"), Car.sample("two")]
             try cars.saveAll(ManagedObjectContext(store: writer))
 
             // A session that refuses writes, as a standby does; the schema check and fetches must still work.
-            let separator = url.contains("?") ? "&" : "?"
-            let standbyLike = url + separator + "options=-c%20default_transaction_read_only%3Don"
+            let standbyLike = try Self.standbyLikeURL(url)
             let reader = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema, readOnly: true)
             defer { reader.close() }
             #expect(reader.isReadOnly)
@@ -38,8 +55,7 @@ import Testing
 
     @Test func theStandbyLikeSessionReallyRefusesWrites() throws {
         try TestDatabase.withExampleStore { _, url, schema in
-            let separator = url.contains("?") ? "&" : "?"
-            let standbyLike = url + separator + "options=-c%20default_transaction_read_only%3Don"
+            let standbyLike = try Self.standbyLikeURL(url)
             let store = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema)
             defer { store.close() }
             var car = Car.sample("refused")

@@ -12,6 +12,11 @@ import Testing
         #expect(PostgresStore.isRetryable(DatabaseError(fields: ["C": "40P01"])))
         #expect(!PostgresStore.isRetryable(DatabaseError(fields: ["C": "23505"])))
         #expect(PostgresStore.isRetryable(LibPQError(.connectionLost, "lost")))
+        // A server that refuses connections, shuts down or is starting up: nothing was committed.
+        #expect(PostgresStore.retryReason(LibPQError(.connectionFailed, "refused")) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P01"])) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P03"])) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "40001"])) == .conflict)
         #expect(!PostgresStore.isRetryable(LibPQError(.commitOutcomeUnknown, "lost during COMMIT")))
         #expect(!PostgresStore.isRetryable(CVManagedStructError.conflict(entity: "Car", message: "")))
     }

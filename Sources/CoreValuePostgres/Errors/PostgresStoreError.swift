@@ -10,7 +10,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         private enum Value: String, Hashable, Sendable {
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
-            case migrationNeedsReview
+            case migrationNeedsReview, serverUnavailable, changesMayHaveBeenMissed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -41,6 +41,16 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// ``Migrator/migrate(model:)-51bl7`` found steps that would lose data or may fail (dropping a column, a
         /// narrowing type change, ...): nothing was applied; ``PostgresStoreError/mismatches`` lists them.
         public static let migrationNeedsReview = Code(.migrationNeedsReview)
+
+        /// No usable server answered within ``PostgresStore/Configuration/failoverBudget`` (refused
+        /// connections, connections lost before `COMMIT` was sent, a server shutting down or starting up):
+        /// nothing was committed, so the same work can be tried again later. A connection lost while `COMMIT`
+        /// was in flight is `LibPQError(.commitOutcomeUnknown)` instead, since that transaction may have
+        /// committed.
+        public static let serverUnavailable = Code(.serverUnavailable)
+        /// A ``ChangeListener`` lost its connection and listens again on a new one; changes committed in
+        /// between were not heard, so reload what you cache.
+        public static let changesMayHaveBeenMissed = Code(.changesMayHaveBeenMissed)
 
         /// The code's name.
         public var description: String { value.rawValue }

@@ -8,7 +8,8 @@ import LibPQ
 /// (`Connection.isUsable`: one the server closed, say after a restart or failover, is dropped and replaced),
 /// and after it comes back (one that is broken or still inside a transaction is closed, never reused). When a
 /// returned connection is broken, every idle one is dropped too: a lost server connection usually means its
-/// siblings are stale as well.
+/// siblings are stale as well. A connection older than ``maxLifetime`` is closed instead of reused, so the
+/// next one connects anew and libpq picks a host of a multi-host URL again.
 ///
 /// The pool is `package`: a caller's session state (`SET`, `LISTEN`, prepared statements) would leak into
 /// the next user of the connection, so only the store, which keeps no session state, hands connections out.
@@ -20,6 +21,8 @@ package final class ConnectionPool: @unchecked Sendable {
     package let capacity: Int
     /// How long a checkout waits for a free connection before it throws ``PostgresStoreError/Code/poolTimeout``.
     package let checkoutTimeout: Duration
+    /// The longest a connection is kept from when it connected (`nil`: until it breaks).
+    package let maxLifetime: Duration?
     private let condition = NSCondition()
     private var idle: [Connection] = []
     private var open = 0
@@ -32,7 +35,7 @@ package final class ConnectionPool: @unchecked Sendable {
     ///   is not positive.
     init(
         configuration: ConnectionConfiguration, capacity: Int, checkoutTimeout: Duration = .seconds(30),
-        events: EventSink = EventSink(handler: nil)
+        maxLifetime: Duration? = nil, events: EventSink = EventSink(handler: nil)
     ) throws {
         self.events = events
         guard capacity >= 1 else {
@@ -45,6 +48,13 @@ package final class ConnectionPool: @unchecked Sendable {
         self.configuration = configuration
         self.capacity = capacity
         self.checkoutTimeout = checkoutTimeout
+        self.maxLifetime = maxLifetime
+    }
+
+    /// Whether a connection has outlived ``maxLifetime``.
+    private func isExpired(_ connection: Connection) -> Bool {
+        guard let maxLifetime else { return false }
+        return ContinuousClock.now - connection.connectedAt >= maxLifetime
     }
 
     deinit { close() }
@@ -123,7 +133,7 @@ package final class ConnectionPool: @unchecked Sendable {
         while let connection = idle.popLast() {
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend. The
             // first read can consume that message while the EOF behind it is only seen by the next one.
-            if connection.isUsable && connection.isUsable {
+            if !isExpired(connection) && connection.isUsable && connection.isUsable {
                 condition.unlock()
                 return connection
             }
@@ -154,7 +164,7 @@ package final class ConnectionPool: @unchecked Sendable {
 
     private func checkIn(_ connection: Connection) {
         let broken = connection.isBroken
-        let reusable = !broken && connection.transactionStatus == .idle
+        let reusable = !broken && connection.transactionStatus == .idle && !isExpired(connection)
         condition.lock()
         // Decided under the lock: `close()` may run on another thread at any time.
         let keep = reusable && !closed

@@ -22,9 +22,26 @@ extension PostgresStore {
         /// How long a call waits for a free pooled connection before it throws
         /// ``PostgresStoreError/Code/poolTimeout``.
         public var checkoutTimeout: Duration = .seconds(30)
-        /// How many times a transaction is tried in all when it fails with a serialization failure (40001), a
-        /// deadlock (40P01) or a connection lost before its `COMMIT` was sent.
+        /// How many times a transaction is tried in all when it fails with a serialization failure (40001) or
+        /// a deadlock (40P01).
         public var maxAttempts = 5
+        /// How long work is retried, with backoff (50 ms doubling to 1 s), when the server cannot be reached
+        /// or the connection breaks before `COMMIT` was sent: a restart, or a failover to a standby behind a
+        /// multi-host URL with `target_session_attrs=read-write`. Such work never committed, so repeating it is
+        /// safe; a `COMMIT` whose reply was lost is never repeated (`LibPQError(.commitOutcomeUnknown)`). When
+        /// the budget is spent the call throws ``PostgresStoreError/Code/serverUnavailable``. `.zero` retries
+        /// once at once (a pooled connection the server closed) and then gives up.
+        public var failoverBudget: Duration = .seconds(10)
+        /// The longest a pooled connection is kept, from when it connected; an older one is closed when it
+        /// comes back to the pool or before it is handed out, and the next checkout connects anew. libpq picks
+        /// a host of a multi-host URL only when it connects, so this is what moves a store on
+        /// `target_session_attrs=prefer-standby` back to a standby that returned, and spreads connections over
+        /// hosts again after a failover. `nil`: connections are kept until they break.
+        public var maxConnectionLifetime: Duration? = .seconds(300)
+        /// Where a ``ChangeListener`` connects, when it must differ from ``connection``: `LISTEN` needs a
+        /// session of its own, so when the pool goes through pgbouncer in transaction mode, give the direct
+        /// URL of the primary here. `nil`: listeners use ``connection``.
+        public var listenConnection: ConnectionConfiguration?
         /// When set, every committed save also sends one `NOTIFY` on this channel listing the rows it changed
         /// (see ``ChangeListener``).
         public var notificationChannel: String?
@@ -59,6 +76,15 @@ extension PostgresStore {
             if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }
             guard maxAttempts >= 1 else {
                 throw PostgresStoreError(.invalidConfiguration, "maxAttempts must be at least 1, got \(maxAttempts)")
+            }
+            guard failoverBudget >= .zero else {
+                throw PostgresStoreError(
+                    .invalidConfiguration, "the failover budget must not be negative, got \(failoverBudget)")
+            }
+            if let maxConnectionLifetime, maxConnectionLifetime <= .zero {
+                throw PostgresStoreError(
+                    .invalidConfiguration,
+                    "the maximum connection lifetime must be positive, got \(maxConnectionLifetime)")
             }
             if let statementTimeout, statementTimeout <= .zero {
                 throw PostgresStoreError(

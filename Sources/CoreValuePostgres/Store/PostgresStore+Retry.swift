@@ -2,34 +2,98 @@ import Foundation
 import LibPQ
 
 extension PostgresStore {
-    /// Runs `body`, repeating it after a serialization failure (40001), a deadlock (40P01) or a connection
-    /// lost before `COMMIT` was sent, with bounded exponential backoff.
+    /// Why a failed attempt may be run again.
+    enum RetryReason {
+        /// A serialization failure (40001) or deadlock (40P01): counted against ``Configuration/maxAttempts``.
+        case conflict
+        /// The server could not be reached, or the connection broke before `COMMIT` was sent (a restart, a
+        /// failover, a promote): retried until ``Configuration/failoverBudget`` is spent.
+        case unavailable
+    }
+
+    /// Runs `body`, repeating it after a serialization failure (40001) or a deadlock (40P01), at most
+    /// ``Configuration/maxAttempts`` times in all, and after a server that cannot be reached or a connection
+    /// lost before `COMMIT` was sent, for as long as ``Configuration/failoverBudget`` lasts; with bounded
+    /// exponential backoff and jitter.
     ///
     /// `body` is one whole transaction (or one statement outside a transaction), which the server rolled back
-    /// in each of these cases, so repeating it is safe. A commit whose outcome is unknown
+    /// (or never saw) in each of these cases, so repeating it is safe. A commit whose outcome is unknown
     /// (`LibPQError(.commitOutcomeUnknown)`) is never repeated, nor is anything once `mayRetry` says no (a
-    /// stream that handed out a batch).
+    /// stream that handed out a batch). When the budget runs out, the last connection error is thrown as
+    /// ``PostgresStoreError/Code/serverUnavailable``, which says that nothing was committed.
     func withRetries<T>(mayRetry: () -> Bool = { true }, _ body: () throws -> T) throws -> T {
-        var attempt = 1
+        var conflicts = 0
+        var outage: (started: ContinuousClock.Instant, attempts: Int)?
         while true {
+            let error: any Error
             do {
                 return try body()
-            } catch  where attempt < maxAttempts && Self.isRetryable(error) && mayRetry() {
-                counter.record { $0.retries += 1 }
-                // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
-                let base = min(0.2, 0.005 * Double(1 << min(attempt - 1, 6)))
-                let pause = base * Double.random(in: 0.5...1.5)
-                events.send(StoreEvent(kind: .retry, duration: .seconds(pause), attempt: attempt, error: error))
-                Thread.sleep(forTimeInterval: pause)
-                attempt += 1
+            } catch let caught {
+                error = caught
             }
+            guard let reason = Self.retryReason(error), mayRetry() else { throw error }
+            let pause: Double
+            switch reason {
+            case .conflict:
+                conflicts += 1
+                guard conflicts < maxAttempts else { throw error }
+                // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
+                pause = min(0.2, 0.005 * Double(1 << min(conflicts - 1, 6))) * Double.random(in: 0.5...1.5)
+            case .unavailable:
+                let started = outage?.started ?? .now
+                let attempts = (outage?.attempts ?? 0) + 1
+                outage = (started, attempts)
+                let budget = configuration.failoverBudget
+                let spent = ContinuousClock.now - started
+                // The first connection error is retried at once, even with no budget: a pooled connection
+                // the server closed (restart, terminated backend) is replaced by the next checkout.
+                guard attempts == 1 || spent < budget else {
+                    throw PostgresStoreError.unavailable(after: spent, attempts: attempts, error)
+                }
+                // 0 (a stale pooled connection), then 50 ms, 100 ms ... at most 1 s, within the budget.
+                let step = attempts == 1 ? 0 : min(1.0, 0.05 * Double(1 << min(attempts - 2, 5)))
+                let left = Self.seconds(budget - spent)
+                pause = max(0, min(step * Double.random(in: 0.75...1.25), left))
+            }
+            counter.record { $0.retries += 1 }
+            events.send(
+                StoreEvent(
+                    kind: .retry, duration: .seconds(pause), attempt: conflicts + (outage?.attempts ?? 0),
+                    error: error))
+            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
         }
     }
 
     /// Whether an error means the transaction was rolled back and may simply be run again.
-    static func isRetryable(_ error: any Error) -> Bool {
-        if let error = error as? DatabaseError { return error.sqlState.isRetryableTransactionError }
-        if let error = error as? LibPQError { return error.code == .connectionLost }
-        return false
+    static func isRetryable(_ error: any Error) -> Bool { retryReason(error) != nil }
+
+    /// Why an error may be retried, or `nil` when it may not.
+    static func retryReason(_ error: any Error) -> RetryReason? {
+        if let error = error as? DatabaseError {
+            if error.sqlState.isRetryableTransactionError { return .conflict }
+            // 57P01/57P02/57P03 and class 08 outside COMMIT: the server is shutting down, crashed or is not
+            // ready yet; the transaction did not commit.
+            return error.sqlState.isConnectionError ? .unavailable : nil
+        }
+        if let error = error as? LibPQError, error.code == .connectionLost || error.code == .connectionFailed {
+            return .unavailable
+        }
+        return nil
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (whole, fraction) = duration.components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+}
+
+extension PostgresStoreError {
+    /// The error for work given up after the failover budget: nothing was committed.
+    static func unavailable(after spent: Duration, attempts: Int, _ error: any Error) -> PostgresStoreError {
+        let seconds = Double(spent.components.seconds) + Double(spent.components.attoseconds) / 1e18
+        return PostgresStoreError(
+            .serverUnavailable,
+            "no usable server for \(String(format: "%.1f", seconds)) s (\(attempts) attempts); nothing was "
+                + "committed, so the work can be retried: \(error)")
     }
 }

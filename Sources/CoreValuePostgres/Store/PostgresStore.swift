@@ -61,7 +61,8 @@ public final class PostgresStore: Store {
         self.events = EventSink(handler: configuration.onEvent)
         self.pool = try ConnectionPool(
             configuration: configuration.connection, capacity: configuration.poolSize,
-            checkoutTimeout: configuration.checkoutTimeout, events: events)
+            checkoutTimeout: configuration.checkoutTimeout, maxLifetime: configuration.maxConnectionLifetime,
+            events: events)
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
         if configuration.verifySchema { try verify() }
     }
@@ -123,7 +124,8 @@ public final class PostgresStore: Store {
             throw PostgresStoreError(
                 .invalidConfiguration, "the store was opened without a notificationChannel; nothing to listen to")
         }
-        return try ChangeListener(configuration: configuration.connection, channel: notificationChannel)
+        return try ChangeListener(
+            configuration: configuration.listenConnection ?? configuration.connection, channel: notificationChannel)
     }
 
     /// The counters of the work done so far.

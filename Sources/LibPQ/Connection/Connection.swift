@@ -23,12 +23,16 @@ public final class Connection {
     var unusableReason: String?
     /// How the connection was configured (its description hides the password).
     public let configuration: ConnectionConfiguration
+    /// When the session was established (by the initialiser or the last ``reset()``): a pool's clock for
+    /// retiring old connections.
+    public private(set) var connectedAt: ContinuousClock.Instant
 
     /// Connects (blocking) with a parsed configuration.
     ///
     /// - Throws: ``LibPQError`` `.connectionFailed` with libpq's message when no server accepts.
     public init(_ configuration: ConnectionConfiguration) throws {
         self.configuration = configuration
+        self.connectedAt = .now
         guard let handle = PQconnectdb(configuration.conninfo) else {
             throw LibPQError(.connectionFailed, "libpq could not allocate a connection")
         }
@@ -137,6 +141,7 @@ public final class Connection {
         guard PQstatus(handle) == CONNECTION_OK else {
             throw LibPQError(.connectionFailed, "could not reconnect: \(errorMessage(handle))")
         }
+        connectedAt = .now
     }
 
     /// Closes the connection (`PQfinish`); calling it again does nothing.

@@ -1,0 +1,185 @@
+@_spi(StoreImplementation) import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+/// What a store and a listener do by themselves when the server goes away: retry within the failover budget,
+/// retire old connections, and listen again after a lost connection, saying that changes may have been missed.
+/// The same behaviour across a real failover, a standby restart and pgbouncer is in `make test-ha`.
+@Suite struct FailureRecoveryTests {
+    /// A URL on loopback where nothing listens: a port this process bound and closed again.
+    private static func refusingURL() throws -> String {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Foundation.close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        try #require(bound)
+        return "postgresql://corevalue@127.0.0.1:\(UInt16(bigEndian: address.sin_port))/corevalue?connect_timeout=2"
+    }
+
+    private static func unreachableStore(budget: Duration) throws -> PostgresStore {
+        var configuration = try PostgresStore.Configuration(url: try refusingURL())
+        configuration.verifySchema = false
+        configuration.failoverBudget = budget
+        return try PostgresStore(model: ExampleModel.model, configuration: configuration)
+    }
+
+    @Test func workIsRetriedWithinTheFailoverBudgetAndThenSaysNothingWasCommitted() throws {
+        let store = try Self.unreachableStore(budget: .milliseconds(400))
+        defer { store.close() }
+        var car = Car.sample("never")
+        #expect {
+            try car.save(ManagedObjectContext(store: store))
+        } throws: { error in
+            guard let error = error as? PostgresStoreError, error.code == .serverUnavailable else { return false }
+            return error.message.contains("nothing was committed") && error.message.contains("could not connect")
+        }
+        // Backoff from 50 ms within 400 ms: an immediate retry, then at least three more.
+        #expect(store.statistics.retries >= 4)
+        #expect(car.objectID == nil)
+    }
+
+    @Test func aZeroBudgetRetriesOnceAtOnce() throws {
+        let store = try Self.unreachableStore(budget: .zero)
+        defer { store.close() }
+        #expect {
+            try store.fetch(FetchRequest(entityName: "Car"))
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .serverUnavailable
+        }
+        #expect(store.statistics.retries == 1)
+    }
+
+    @Test func connectionsOlderThanTheirLifetimeAreReplaced() throws {
+        let events = EventLog()
+        try TestDatabase.withExampleStore(poolSize: 1) { configuration in
+            configuration.maxConnectionLifetime = .nanoseconds(1)
+            configuration.onEvent = { events.append($0) }
+        } _: { store, _, _ in
+            let opened = events.all.filter { $0.kind == .connectionOpened }.count
+            for _ in 0..<3 { _ = try store.fetch(FetchRequest(entityName: "Car")) }
+            // Every checkout finds the last connection expired: three calls, three new connections.
+            #expect(events.all.filter { $0.kind == .connectionOpened }.count == opened + 3)
+        }
+        let kept = EventLog()
+        try TestDatabase.withExampleStore(poolSize: 1) { configuration in
+            configuration.onEvent = { kept.append($0) }
+        } _: { store, _, _ in
+            let opened = kept.all.filter { $0.kind == .connectionOpened }.count
+            for _ in 0..<3 { _ = try store.fetch(FetchRequest(entityName: "Car")) }
+            #expect(kept.all.filter { $0.kind == .connectionOpened }.count == opened)
+        }
+    }
+
+    @Test func badRecoverySettingsAreRefused() throws {
+        var configuration = try PostgresStore.Configuration(url: "postgresql://127.0.0.1/none")
+        configuration.failoverBudget = .seconds(-1)
+        #expect(throws: PostgresStoreError.self) {
+            try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        }
+        configuration.failoverBudget = .seconds(1)
+        configuration.maxConnectionLifetime = .zero
+        #expect(throws: PostgresStoreError.self) {
+            try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        }
+    }
+
+    /// A store with a channel, its listener, and a way to end the listener's session from the server side.
+    private func withListener(
+        _ function: String = #function, _ body: (PostgresStore, ChangeListener, _ kill: () throws -> Void) throws -> Void
+    ) throws {
+        try TestDatabase.withExampleStore(function) { _, url, schema in
+            let channel = "cv_" + schema
+            var configuration = try PostgresStore.Configuration(url: url, schema: schema)
+            configuration.notificationChannel = channel
+            configuration.poolSize = 1
+            let store = try PostgresStore(model: ExampleModel.model, configuration: configuration)
+            defer { store.close() }
+            let listener = try store.makeChangeListener()
+            defer { listener.close() }
+            let kill = {
+                let admin = try Connection(url)
+                defer { admin.close() }
+                let result = try admin.query(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1",
+                    [try PostgresValue("LISTEN " + Connection.quoteIdentifier(channel))])
+                try #require(try result.decode(Int64.self, row: 0, column: 0) == 1)
+            }
+            try body(store, listener, kill)
+        }
+    }
+
+    /// The events of the next call that returns any (bounded).
+    private func nextEvents(_ listener: ChangeListener) throws -> [ChangeListener.Event] {
+        for _ in 0..<50 {
+            let events = try listener.events(timeout: .milliseconds(200))
+            if !events.isEmpty { return events }
+        }
+        return []
+    }
+
+    @Test func aListenerWhoseSessionEndsListensAgainAndReportsTheGap() throws {
+        try withListener { store, listener, kill in
+            var first = Car.sample("before")
+            try first.save(ManagedObjectContext(store: store))
+            #expect(try nextEvents(listener).count == 1)
+
+            try kill()
+            let gap = try nextEvents(listener)
+            guard case .mayHaveMissedChanges(let details)? = gap.first, gap.count == 1 else {
+                Issue.record("expected one gap, got \(gap)")
+                return
+            }
+            #expect(details.attempts >= 1)
+            #expect(details.resumedAt >= details.lostAt)
+            #expect(listener.isUsable)
+
+            // Listening again: the next save is heard.
+            var second = Car.sample("after")
+            try second.save(ManagedObjectContext(store: store))
+            let heard = try nextEvents(listener)
+            guard case .change(let change)? = heard.first, heard.count == 1 else {
+                Issue.record("expected one change, got \(heard)")
+                return
+            }
+            #expect(change.inserted == [try #require(second.objectID)])
+        }
+    }
+
+    @Test func nextThrowsOnceAfterAGapAndThenHearsChanges() throws {
+        try withListener { store, listener, kill in
+            try kill()
+            var thrown: PostgresStoreError?
+            for _ in 0..<50 where thrown == nil {
+                do {
+                    _ = try listener.next(timeout: .milliseconds(200))
+                } catch let error as PostgresStoreError {
+                    thrown = error
+                }
+            }
+            #expect(thrown?.code == .changesMayHaveBeenMissed)
+            var car = Car.sample("heard")
+            try car.save(ManagedObjectContext(store: store))
+            var heard: [StoreChange] = []
+            for _ in 0..<50 where heard.isEmpty { heard = try listener.next(timeout: .milliseconds(200)) }
+            #expect(heard.flatMap(\.inserted) == [try #require(car.objectID)])
+        }
+    }
+
+    @Test func aClosedListenerThrows() throws {
+        try withListener { _, listener, _ in
+            listener.close()
+            #expect(!listener.isUsable)
+            #expect(throws: LibPQError.self) { try listener.events(timeout: .zero) }
+        }
+    }
+}
