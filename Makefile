@@ -5,7 +5,7 @@ SWIFT ?= swift
 BENCH_N ?= 10000
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test test-ha check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -37,6 +37,12 @@ test: deps
 		scripts/db-down.sh; \
 	fi; \
 	exit $$status
+
+# The tests that need several servers: a primary, a synchronous streaming standby and pgbouncer in
+# transaction mode (scripts/ha-up.sh, installed by scripts/install-deps.sh ha), started for this run and
+# removed afterwards. The behaviour suite through pgbouncer, then failovers and a standby restart.
+test-ha: deps
+	@scripts/test-ha.sh
 
 # The checks CI runs after the tests: the format (strict), a build with warnings as errors (its own build
 # directory, so the test build is not redone), and both DocC catalogs with warnings as errors.

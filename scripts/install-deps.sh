@@ -2,8 +2,17 @@
 # install-deps.sh: install what building and testing need, if it is missing (Debian/Ubuntu, apt-get).
 #   libpq-dev + pkg-config  to build the CLibPQ module
 #   postgresql              server binaries for the throwaway test cluster (scripts/db-up.sh)
+#   pgbouncer               only with the argument `ha`: the pooler of the multi-server setup (scripts/ha-up.sh)
+# usage: scripts/install-deps.sh [ha]
 # Does nothing when everything is present. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
+
+ha=0
+case "${1:-}" in
+    "") ;;
+    ha) ha=1 ;;
+    *) echo "usage: $0 [ha]" >&2; exit 2 ;;
+esac
 
 missing=()
 [[ -f /usr/include/postgresql/libpq-fe.h ]] || missing+=(libpq-dev)
@@ -12,6 +21,9 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
     missing+=(postgresql)
 fi
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+if (( ha )) && ! command -v pgbouncer >/dev/null 2>&1 && [[ ! -x /usr/sbin/pgbouncer ]]; then
+    missing+=(pgbouncer)
+fi
 
 if (( ${#missing[@]} == 0 )); then
     exit 0
@@ -26,3 +38,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if (( ha )) && [[ " ${missing[*]} " == *" pgbouncer "* ]]; then
+    # Debian's package may start a system pgbouncer (port 6432); ours listens on its own port.
+    echo "install-deps: pgbouncer installed; scripts/ha-up.sh runs its own, not the system service" >&2
+fi

@@ -95,7 +95,8 @@ import Testing
 
     /// A store with a channel, its listener, and a way to end the listener's session from the server side.
     private func withListener(
-        _ function: String = #function, _ body: (PostgresStore, ChangeListener, _ kill: () throws -> Void) throws -> Void
+        _ function: String = #function,
+        _ body: (PostgresStore, ChangeListener, _ kill: () throws -> Void) throws -> Void
     ) throws {
         try TestDatabase.withExampleStore(function) { _, url, schema in
             let channel = "cv_" + schema

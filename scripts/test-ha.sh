@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test-ha.sh: the tests that need PostgreSQL as several servers (make test-ha); root-safe.
+#
+# usage: scripts/test-ha.sh      builds the tests if needed, starts scripts/ha-up.sh's servers (a primary,
+#                                a synchronous streaming standby, pgbouncer in transaction mode), runs, and
+#                                stops and removes the servers afterwards, also when a test fails:
+#   1. through pgbouncer: the PostgresStore behaviour suite (every case, sync and async) and the tests of
+#      saves, fetches, conflicts, read-only stores and typed queries;
+#   2. on the primary and standby, one at a time: a writer across a failover (no acknowledged write lost,
+#      no error), a listener across a failover (it listens again and reports the gap), a read-only store
+#      across a standby restart (reads go on, and it returns to the standby).
+# CI=true makes tests fail rather than skip when their servers are missing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+SWIFT=${SWIFT:-swift}
+export CI=${CI:-true}
+
+"$SWIFT" build --build-tests
+
+# Left in place when CV_HA_KEEP=1, for looking around after a failure.
+cleanup() { [[ "${CV_HA_KEEP:-}" == 1 ]] || scripts/ha-down.sh --rm; }
+trap cleanup EXIT
+servers=$(scripts/ha-up.sh)
+eval "$servers"
+export HA_PRIMARY_URL HA_STANDBY_URL HA_MULTI_URL HA_STANDBY_PREFER_URL HA_PGBOUNCER_URL HA_CTL
+
+LOG_DIR="$ROOT/.db/ha-logs"
+mkdir -p "$LOG_DIR"
+
+# Runs `swift test` on a filter and fails when it fails, or when the log has no line matching `passed`
+# (so that a filter matching nothing, or tests skipped for want of servers, cannot pass).
+run() {
+    local name=$1 url=$2 filter=$3 passed=$4
+    local log="$LOG_DIR/$name.log"
+    local start=$SECONDS status=0
+    echo "test-ha: $name" >&2
+    DATABASE_URL="$url" "$SWIFT" test --skip-build --filter "$filter" >"$log" 2>&1 || status=$?
+    grep -E '^(✔|✘) (Suite|Test run)|✘' "$log" >&2 || true
+    if (( status != 0 )) || ! grep -Eq "$passed" "$log"; then
+        echo "test-ha: $name FAILED (log: $log)" >&2
+        grep -E '✘|error' "$log" | head -40 >&2 || true
+        return 1
+    fi
+    echo "test-ha: $name passed in $((SECONDS - start)) s" >&2
+}
+
+status=0
+run pgbouncer "$HA_PGBOUNCER_URL" \
+    'PostgresStoreBehaviourTests|ReadOnlyStoreTests|StoreRoundTripTests|ConflictTests|UpsertTests|TypedQuerySQLTests|PredicateIntegrationTests|AsyncAPITests|FailedSaveTests|RelationshipTests|DeleteRuleTests|VersionBumpTests|MigratorTests|HostileStringTests' \
+    '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' || status=1
+run failover "$HA_MULTI_URL" 'HighAvailabilityTests' '✔ Suite HighAvailabilityTests passed' || status=1
+grep -h '^ha: ' "$LOG_DIR"/failover.log >&2 || true
+exit $status
