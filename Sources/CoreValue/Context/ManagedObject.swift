@@ -44,6 +44,10 @@ public final class ManagedObject {
     /// The relationships that struct has: their owned links (foreign keys, member lists) are sent with the
     /// whole struct too, changed or not.
     var identifiedRelationships: Set<String> = []
+    /// Where the next unboxing read probably is: the position after the last attribute read by name.
+    /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
+    /// name there with one comparison instead of hashing it.
+    var nextReadHint = 0
     /// Set when the object's context was released: its links are gone, and reading a relationship throws
     /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` instead of reading as empty.
     var isDetached = false
@@ -369,3 +373,22 @@ extension [Link] {
 /// Objects belong to their context's task or thread.
 @available(*, unavailable, message: "objects belong to their context's task; pass a ManagedObjectID instead")
 extension ManagedObject: Sendable {}
+
+extension ManagedObject {
+    /// The position of the attribute `name` in the object's layout, or `nil` when the entity has no such
+    /// attribute; tries ``nextReadHint`` before the layout's dictionary.
+    func readPosition(of name: String) -> Int? {
+        let names = attributes.layout.names
+        let hint = nextReadHint
+        let position: Int
+        if hint < names.count, names[hint] == name {
+            position = hint
+        } else if let found = attributes.layout.position(of: name) {
+            position = found
+        } else {
+            return nil
+        }
+        nextReadHint = position + 1
+        return position
+    }
+}

@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         guard hasPendingChanges(of: info) else {
             let snapshots = try store.fetch(request)
             reserveCapacity(snapshots.count, of: info)
-            return try snapshots.map { try register($0) }
+            return try snapshots.map { try register($0, of: info) }
         }
         let inserted = pendingInserts.of(info.name)
         let changed = pendingChanges.of(info.name).filter(\.hasChanges)
@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         // matches: evaluating it again would cost a pass per row (and, for a related predicate, a load of
         // every row's relationships). Objects with a pending write keep their own values and are evaluated.
         for snapshot in try store.fetch(widened) {
-            let object = try register(snapshot)
+            let object = try register(snapshot, of: info)
             if seen.insert(ObjectIdentifier(object)).inserted {
                 try consider(object, storedMatch: !object.hasPendingWrite)
             }

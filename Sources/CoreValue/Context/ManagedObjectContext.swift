@@ -172,8 +172,12 @@ public final class ManagedObjectContext {
     }
 
     /// The object for a stored row: the registered one (refreshed when it has no unsaved changes) or a new one.
-    func register(_ snapshot: RowSnapshot) throws -> ManagedObject {
-        let info = try index.entity(snapshot.id.entityName)
+    func register(_ snapshot: RowSnapshot, of known: EntityIndex? = nil) throws -> ManagedObject {
+        // A fetch's rows are of the entity it asked for: no lookup by name per row.
+        let info =
+            if let known, known.name == snapshot.id.entityName { known } else {
+                try index.entity(snapshot.id.entityName)
+            }
         if let object = registry[info.name]?[snapshot.id] {
             // An object a unique struct wrote is pending even when no value changed (its save is the last
             // write): a fetch must not reload it, or its version would move and the write be skipped.
@@ -202,7 +206,9 @@ public final class ManagedObjectContext {
                 object.attributes[at: position] = snapshot.attributes[attribute.name] ?? .null
             }
         }
-        if object.links.isEmpty { object.links.reserveCapacity(entity.relationships.count) }
+        if object.links.isEmpty, !entity.relationships.isEmpty {
+            object.links.reserveCapacity(entity.relationships.count)
+        }
         for relationship in entity.relationships {
             if relationship.isToMany {
                 object.links[relationship.name] = (snapshot.toMany[relationship.name] ?? []).map(Link.key)

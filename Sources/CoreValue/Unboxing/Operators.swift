@@ -65,8 +65,10 @@ private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Typ
         return .objectID(object.objectID)
     }
     // An object's values hold every attribute of its entity (nulls included) and nothing else: one lookup.
-    if let value = object.attributes[key] { return value.isNull ? nil : .attribute(value) }
-    if object.info.attributes[key] != nil { return nil }
+    if let position = object.readPosition(of: key) {
+        guard let value = object.attributes[at: position], !value.isNull else { return nil }
+        return .attribute(value)
+    }
     guard let relationship = object.info.relationships[key] else {
         throw unboxError(object, key, type, "the entity has no such key")
     }
