@@ -92,12 +92,15 @@ q() {
 
 PORT_A="" PORT_B="" PORT_PGB="" PRIMARY=""
 
+# load_state: reads the state file; returns 1 when there is none and 2 (with a message) when it is damaged.
 load_state() {
     [[ -f "$STATE" ]] || return 1
     # shellcheck source=/dev/null
-    source "$STATE"
-    [[ -n "$PORT_A" && -n "$PORT_B" && -n "$PORT_PGB" && "$PRIMARY" =~ ^[ab]$ ]] \
-        || die "$STATE is damaged; run scripts/ha-down.sh --rm"
+    source "$STATE" || true
+    if [[ -z "${PORT_A:-}" || -z "${PORT_B:-}" || -z "${PORT_PGB:-}" || ! "${PRIMARY:-}" =~ ^[ab]$ ]]; then
+        echo "$ME: $STATE is damaged; run scripts/ha-down.sh --rm" >&2
+        return 2
+    fi
 }
 
 save_state() {
@@ -295,15 +298,18 @@ EOF
     printf '"%s" "%s"\n"postgres" ""\n"corevalue_readonly" ""\n' "$DB_USER" "corevalue" \
         | as_owner tee "$PGB_DIR/userlist.txt" >/dev/null
     if [[ -f "$PGB_INI" && "$(cat "$PGB_INI")" == "$new" ]]; then return 1; fi
-    printf '%s\n' "$new" | as_owner tee "$PGB_INI.tmp" >/dev/null
-    mv -f "$PGB_INI.tmp" "$PGB_INI"
+    printf '%s\n' "$new" | as_owner tee "$PGB_INI.tmp" >/dev/null || return 3
+    mv -f "$PGB_INI.tmp" "$PGB_INI" || return 3
 }
 
 pgb_ready() { pgb_admin "show version" >/dev/null 2>&1; }
 
 start_pgbouncer() {
-    local changed=0
-    write_pgb_ini && changed=1
+    local changed=0 written=0
+    # 0: written, 1: unchanged; anything else is a failure (set -e does not apply inside `||`).
+    write_pgb_ini || written=$?
+    ((written <= 1)) || die "could not write $PGB_INI"
+    ((written == 1)) || changed=1
     if pgb_pid >/dev/null; then
         if ((changed)); then
             pgb_admin "RELOAD" >/dev/null || die "pgbouncer did not reload $PGB_INI"
@@ -345,7 +351,10 @@ cmd_up() {
         while [[ "$a" != "/" ]]; do chmod o+x "$a" 2>/dev/null || true; a=$(dirname "$a"); done
     fi
     lock
-    if ! load_state; then
+    local state=0
+    load_state || state=$?
+    ((state != 2)) || exit 1
+    if ((state == 1)); then
         p=${CV_HA_PORT:-54330}
         for a in A B PGB; do
             while port_busy "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
@@ -430,7 +439,9 @@ cmd_down() {
     local n
     [[ -d "$HA" ]] || { say "not running"; return 0; }
     lock
+    # A damaged state file must not keep `down --rm` (its own remedy) from stopping and removing things.
     load_state || true
+    [[ "${PRIMARY:-}" =~ ^[ab]$ ]] || PRIMARY=a
     if pgb_pid >/dev/null; then stop_pgbouncer && say "stopped pgbouncer"; fi
     # The primary first, so its last WAL reaches a running standby.
     for n in "${PRIMARY:-a}" "$(other "${PRIMARY:-a}")"; do

@@ -36,7 +36,7 @@ if [[ $EUID -ne 0 ]]; then
     sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
+$sudo apt-get update -qq >&2
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 if (( ha )) && [[ " ${missing[*]} " == *" pgbouncer "* ]]; then
     # Debian's package may start a system pgbouncer (port 6432); ours listens on its own port.

@@ -19,14 +19,25 @@ export CI=${CI:-true}
 
 "$SWIFT" build --build-tests
 
-# Left in place when CV_HA_KEEP=1, for looking around after a failure.
-cleanup() { [[ "${CV_HA_KEEP:-}" == 1 ]] || scripts/ha-down.sh --rm; }
+# Servers this run started are stopped and removed at the end, unless CV_HA_KEEP=1 (to look around after a
+# failure); a setup that was already running is left running.
+keep=${CV_HA_KEEP:-}
+scripts/ha-ctl.sh status >/dev/null 2>&1 && keep=1
+LOG_DIR="$ROOT/.db/ha-logs"
+cleanup() {
+    # The servers' logs outlive them, for a failure to be looked into.
+    mkdir -p "$LOG_DIR"
+    for log in "$ROOT"/.db/ha/node-*/server.log "$ROOT"/.db/ha/pgbouncer/pgbouncer.log; do
+        if [[ -f "$log" ]]; then cp "$log" "$LOG_DIR/server-$(basename "$(dirname "$log")").log"; fi
+    done
+    [[ "$keep" == 1 ]] || scripts/ha-down.sh --rm
+}
 trap cleanup EXIT
 servers=$(scripts/ha-up.sh)
-eval "$servers"
+# Only the HA_NAME=value lines, whatever else reached stdout.
+eval "$(grep -E '^HA_[A-Z_]+=[^;&|`$()]*$' <<<"$servers")"
 export HA_PRIMARY_URL HA_STANDBY_URL HA_MULTI_URL HA_STANDBY_PREFER_URL HA_PGBOUNCER_URL HA_CTL
 
-LOG_DIR="$ROOT/.db/ha-logs"
 mkdir -p "$LOG_DIR"
 
 # Runs `swift test` on a filter (minus `skip`) and fails when it fails, or when the log has no line matching `passed`

@@ -5,6 +5,8 @@ import Foundation
 import LibPQ
 import Testing
 
+@testable import CoreValuePostgres
+
 /// What a store and a listener do by themselves when the server goes away: retry within the failover budget,
 /// retire old connections, and listen again after a lost connection, saying that changes may have been missed.
 /// The same behaviour across a real failover, a standby restart and pgbouncer is in `make test-ha`.
@@ -67,7 +69,8 @@ import Testing
         } _: { store, _, _ in
             let opened = events.all.filter { $0.kind == .connectionOpened }.count
             for _ in 0..<3 { _ = try store.fetch(FetchRequest(entityName: "Car")) }
-            // Every checkout finds the last connection expired: three calls, three new connections.
+            // Every connection has expired by the time it comes back, so it is closed, never reused: three
+            // calls, three new connections.
             #expect(events.all.filter { $0.kind == .connectionOpened }.count == opened + 3)
         }
         let kept = EventLog()
@@ -80,16 +83,59 @@ import Testing
         }
     }
 
+    @Test func anIdleConnectionThatExpiresIsReplacedAtCheckout() throws {
+        let events = EventLog()
+        try TestDatabase.withExampleStore(poolSize: 2) { configuration in
+            configuration.maxConnectionLifetime = .milliseconds(300)
+            configuration.onEvent = { events.append($0) }
+        } _: { store, _, _ in
+            // Two connections at once (a fetch while one is held), both returned young and kept idle.
+            try store.pool.withConnection { _ in _ = try store.fetch(FetchRequest(entityName: "Car")) }
+            let opened = events.all.filter { $0.kind == .connectionOpened }.count
+            let discarded = events.all.filter { $0.kind == .connectionDiscarded }.count
+            // The lifetime passing is what this test is about: nothing else to wait for.
+            Thread.sleep(forTimeInterval: 0.35)
+            _ = try store.fetch(FetchRequest(entityName: "Car"))
+            let after = events.all
+            let newlyDiscarded = after.filter { $0.kind == .connectionDiscarded }.count - discarded
+            let newlyOpened = after.filter { $0.kind == .connectionOpened }.count - opened
+            // The checkout retires both idle connections (not only the one it would hand out) and opens one.
+            #expect(newlyDiscarded == 2, "opened \(opened), discarded \(discarded): \(after.map(\.kind))")
+            #expect(newlyOpened == 1)
+        }
+    }
+
+    @Test func aServerThatRefusesTheLoginIsAnErrorAtOnce() throws {
+        try TestDatabase.withExampleStore { _, url, _ in
+            var configuration = try PostgresStore.Configuration(
+                url: url + (url.contains("?") ? "&" : "?")
+                    + "dbname=cv_no_such_database")
+            configuration.verifySchema = false
+            let store = try PostgresStore(model: ExampleModel.model, configuration: configuration)
+            defer { store.close() }
+            #expect {
+                try store.fetch(FetchRequest(entityName: "Car"))
+            } throws: { error in
+                (error as? LibPQError)?.code == .connectionFailed && "\(error)".contains("does not exist")
+            }
+            #expect(store.statistics.retries == 0)
+        }
+    }
+
     @Test func badRecoverySettingsAreRefused() throws {
         var configuration = try PostgresStore.Configuration(url: "postgresql://127.0.0.1/none")
         configuration.failoverBudget = .seconds(-1)
-        #expect(throws: PostgresStoreError.self) {
+        #expect {
             try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .invalidConfiguration
         }
         configuration.failoverBudget = .seconds(1)
         configuration.maxConnectionLifetime = .zero
-        #expect(throws: PostgresStoreError.self) {
+        #expect {
             try PostgresStore(model: ExampleModel.model, configuration: configuration)
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .invalidConfiguration
         }
     }
 
@@ -156,6 +202,21 @@ import Testing
         }
     }
 
+    @Test func pollingWithoutWaitingWhileDisconnectedNeverThrowsAndFindsTheGap() throws {
+        try withListener { _, listener, kill in
+            try kill()
+            var gap = false
+            for _ in 0..<500 where !gap {
+                gap = try listener.events(timeout: .zero).contains { event in
+                    if case .mayHaveMissedChanges = event { true } else { false }
+                }
+                if !gap { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            #expect(gap)
+            #expect(listener.lastReconnectError == nil)
+        }
+    }
+
     @Test func nextThrowsOnceAfterAGapAndThenHearsChanges() throws {
         try withListener { store, listener, kill in
             try kill()
@@ -180,7 +241,11 @@ import Testing
         try withListener { _, listener, _ in
             listener.close()
             #expect(!listener.isUsable)
-            #expect(throws: LibPQError.self) { try listener.events(timeout: .zero) }
+            #expect {
+                try listener.events(timeout: .zero)
+            } throws: { error in
+                (error as? LibPQError)?.code == .connectionClosed
+            }
         }
     }
 }

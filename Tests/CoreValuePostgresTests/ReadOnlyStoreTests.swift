@@ -10,17 +10,21 @@ import Testing
     /// The role whose sessions refuse writes (`default_transaction_read_only`), as a standby's do.
     static let readOnlyRole = "corevalue_readonly"
 
-    /// `url` as ``readOnlyRole``, created if missing. A role setting rather than a startup `options`
-    /// parameter, which pgbouncer refuses, so that the test also runs through pgbouncer (`make test-ha`).
-    static func standbyLikeURL(_ url: String) throws -> String {
+    /// `url` as ``readOnlyRole``, created if missing, with the use of `schema`'s tables. A role setting rather
+    /// than a startup `options` parameter, which pgbouncer refuses, so that the test also runs through
+    /// pgbouncer (`make test-ha`). The role is no superuser and has no password; its grants go with the schema.
+    static func standbyLikeURL(_ url: String, schema: String) throws -> String {
+        let quoted = SQLIdentifier.quote(schema)
         try TestDatabase.execute(
             url,
             """
             DO $$ BEGIN
-                CREATE ROLE \(readOnlyRole) LOGIN SUPERUSER;
+                CREATE ROLE \(readOnlyRole) LOGIN NOSUPERUSER;
                 ALTER ROLE \(readOnlyRole) SET default_transaction_read_only = on;
             EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
             END $$;
+            GRANT USAGE ON SCHEMA \(quoted) TO \(readOnlyRole);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(quoted) TO \(readOnlyRole);
             """)
         return url + (url.contains("?") ? "&" : "?") + "user=\(readOnlyRole)"
     }
@@ -31,7 +35,7 @@ import Testing
             try cars.saveAll(ManagedObjectContext(store: writer))
 
             // A session that refuses writes, as a standby does; the schema check and fetches must still work.
-            let standbyLike = try Self.standbyLikeURL(url)
+            let standbyLike = try Self.standbyLikeURL(url, schema: schema)
             let reader = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema, readOnly: true)
             defer { reader.close() }
             #expect(reader.isReadOnly)
@@ -55,7 +59,7 @@ import Testing
 
     @Test func theStandbyLikeSessionReallyRefusesWrites() throws {
         try TestDatabase.withExampleStore { _, url, schema in
-            let standbyLike = try Self.standbyLikeURL(url)
+            let standbyLike = try Self.standbyLikeURL(url, schema: schema)
             let store = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema)
             defer { store.close() }
             var car = Car.sample("refused")

@@ -14,9 +14,26 @@ import Testing
         #expect(PostgresStore.isRetryable(LibPQError(.connectionLost, "lost")))
         // A server that refuses connections, shuts down or is starting up: nothing was committed.
         #expect(PostgresStore.retryReason(LibPQError(.connectionFailed, "refused")) == .unavailable)
-        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P01"])) == .unavailable)
-        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P03"])) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P01", "V": "FATAL"])) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P03", "V": "FATAL"])) == .unavailable)
         #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "40001"])) == .conflict)
+        // The FATAL that ends a session is an outage; the same class as an ERROR on a live session is not.
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "57P01", "V": "FATAL"])) == .unavailable)
+        #expect(PostgresStore.retryReason(DatabaseError(fields: ["C": "08P01", "V": "ERROR"])) == nil)
+        // A server refusing this login is not an outage: thrown at once.
+        for refusal in [
+            "FATAL:  password authentication failed for user \"app\"",
+            "FATAL:  database \"nope\" does not exist", "FATAL:  role \"nobody\" does not exist",
+            "FATAL:  no pg_hba.conf entry for host \"10.0.0.1\"", "fe_sendauth: no password supplied",
+        ] {
+            #expect(PostgresStore.retryReason(LibPQError(.connectionFailed, refusal)) == nil, "\(refusal)")
+        }
+        for outage in [
+            "connection to server at \"127.0.0.1\", port 5432 failed: Connection refused",
+            "FATAL:  the database system is starting up", "server is in hot standby mode",
+        ] {
+            #expect(PostgresStore.retryReason(LibPQError(.connectionFailed, outage)) == .unavailable, "\(outage)")
+        }
         #expect(!PostgresStore.isRetryable(LibPQError(.commitOutcomeUnknown, "lost during COMMIT")))
         #expect(!PostgresStore.isRetryable(CVManagedStructError.conflict(entity: "Car", message: "")))
     }

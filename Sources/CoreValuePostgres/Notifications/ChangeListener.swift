@@ -51,8 +51,10 @@ public final class ChangeListener {
     public let channel: String
     private let configuration: ConnectionConfiguration
     private var connection: Connection?
-    /// When the connection was found lost, why, and how many reconnects were tried since.
-    private var outage: (lostAt: Date, reason: String, attempts: Int)?
+    /// When the connection was found lost, why, how many reconnects were tried since, and when the next may be.
+    private var outage: (lostAt: Date, reason: String, attempts: Int, nextAttempt: ContinuousClock.Instant)?
+    /// Why the last attempt to connect and listen again failed; `nil` while listening.
+    public private(set) var lastReconnectError: (any Error)?
     private var closed = false
 
     /// Connects and starts listening on `channel`.
@@ -92,8 +94,10 @@ public final class ChangeListener {
     /// arrived in time.
     ///
     /// When the connection is lost, the listener connects again (retrying with backoff, 50 ms doubling to
-    /// 1 s, for as long as `timeout` allows and again on the next call) and, once it listens again, returns
-    /// ``Event/mayHaveMissedChanges(_:)`` first.
+    /// 1 s, kept across calls, for as long as `timeout` allows and again on the next call) and, once it
+    /// listens again, returns ``Event/mayHaveMissedChanges(_:)``. Changes that arrived before the connection
+    /// broke are returned first. One connection attempt may take longer than `timeout` (libpq's
+    /// `connect_timeout` bounds it); ``lastReconnectError`` says why the last attempt failed.
     ///
     /// - Throws: `LibPQError(.connectionClosed)` after ``close()``; ``PostgresStoreError/Code/unexpectedResult``
     ///   for a payload that is not a store's.
@@ -109,15 +113,15 @@ public final class ChangeListener {
                 } catch let error as LibPQError where error.code == .connectionLost {
                     connection.close()
                     self.connection = nil
-                    outage = (Date(), error.message, 0)
+                    outage = (Date(), error.message, 0, clock.now)
                 }
             }
+            // The backoff holds across calls: a caller polling with short timeouts does not reconnect faster.
+            let next = outage?.nextAttempt ?? clock.now
+            if next > deadline { return [] }
+            if next > clock.now { Thread.sleep(forTimeInterval: Self.seconds(clock.now.duration(to: next))) }
             if let gap = reconnect() { return [.mayHaveMissedChanges(gap)] }
-            let attempts = outage?.attempts ?? 1
-            let pause = Duration.milliseconds(min(1000, 50 << min(attempts - 1, 5)))
-            let remaining = clock.now.duration(to: deadline)
-            if remaining <= .zero { return [] }
-            Thread.sleep(forTimeInterval: Self.seconds(min(pause, remaining)))
+            if clock.now >= deadline { return [] }
         }
     }
 
@@ -143,16 +147,21 @@ public final class ChangeListener {
         return changes
     }
 
-    /// One attempt to connect and listen again; the gap when it worked.
+    /// One attempt to connect and listen again; the gap when it worked. A failure sets the next attempt 50 ms
+    /// later, doubling to 1 s.
     private func reconnect() -> Gap? {
-        let lost = outage ?? (Date(), "the connection was not usable", 0)
+        let now = ContinuousClock.now
+        let lost = outage ?? (Date(), "the connection was not usable", 0, now)
         let attempts = lost.attempts + 1
         do {
             connection = try Self.connect(configuration, channel: channel)
             outage = nil
+            lastReconnectError = nil
             return Gap(lostAt: lost.lostAt, resumedAt: Date(), attempts: attempts, reason: lost.reason)
         } catch {
-            outage = (lost.lostAt, lost.reason, attempts)
+            lastReconnectError = error
+            let pause = Duration.milliseconds(min(1000, 50 << min(attempts - 1, 5)))
+            outage = (lost.lostAt, lost.reason, attempts, now + pause)
             return nil
         }
     }

@@ -130,6 +130,20 @@ package final class ConnectionPool: @unchecked Sendable {
                 connection.close()
             }
         }
+        if maxLifetime != nil {
+            // Retire every expired idle connection, not only the one handed out: the pool hands out the most
+            // recently returned first, so older ones deeper in the list would otherwise stay on their host.
+            var kept: [Connection] = []
+            for connection in idle {
+                if isExpired(connection) {
+                    open -= 1
+                    dead.append(connection)
+                } else {
+                    kept.append(connection)
+                }
+            }
+            idle = kept
+        }
         while let connection = idle.popLast() {
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend. The
             // first read can consume that message while the EOF behind it is only seen by the next one.

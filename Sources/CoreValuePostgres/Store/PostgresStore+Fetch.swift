@@ -127,7 +127,12 @@ extension PostgresStore {
         return try withRetries {
             try withRunner { runner in
                 guard transaction else { return try body(runner) }
-                return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try body($0) }
+                do {
+                    return try runner.transaction(isolation: .repeatableRead, readOnly: true) { try body($0) }
+                } catch let error as LibPQError where error.code == .commitOutcomeUnknown {
+                    // A read-only transaction changed nothing, whatever became of its COMMIT: read again.
+                    throw LibPQError(.connectionLost, error.message)
+                }
             }
         }
     }

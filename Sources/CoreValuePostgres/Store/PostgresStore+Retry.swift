@@ -71,14 +71,29 @@ extension PostgresStore {
     static func retryReason(_ error: any Error) -> RetryReason? {
         if let error = error as? DatabaseError {
             if error.sqlState.isRetryableTransactionError { return .conflict }
-            // 57P01/57P02/57P03 and class 08 outside COMMIT: the server is shutting down, crashed or is not
-            // ready yet; the transaction did not commit.
-            return error.sqlState.isConnectionError ? .unavailable : nil
+            // 57P01/57P02/57P03 and class 08 as the FATAL that ends a session: the server is shutting down,
+            // crashed or is not ready yet, and the transaction did not commit. A class-08 ERROR on a live
+            // session (08P01 for a malformed message, say) is a problem with what was sent: never repeated.
+            let fatal = (error.nonLocalizedSeverity ?? error.severity) != "ERROR"
+            return error.sqlState.isConnectionError && fatal ? .unavailable : nil
         }
-        if let error = error as? LibPQError, error.code == .connectionLost || error.code == .connectionFailed {
-            return .unavailable
-        }
+        guard let error = error as? LibPQError else { return nil }
+        if error.code == .connectionLost { return .unavailable }
+        if error.code == .connectionFailed { return isLoginRefused(error.message) ? nil : .unavailable }
         return nil
+    }
+
+    /// Whether a failed connection attempt was a server refusing this login rather than no server being
+    /// there: a wrong password, an unknown role or database, no `pg_hba.conf` entry, a TLS or host-name
+    /// problem. Waiting does not mend those, so they are thrown at once. libpq reports them only as text (the
+    /// server's message, in its `lc_messages`); a refusal in another language is retried within the budget
+    /// and then thrown with its message.
+    static func isLoginRefused(_ message: String) -> Bool {
+        let permanent = [
+            "authentication failed", "password", "does not exist", "no pg_hba.conf entry", "SSL", "certificate",
+            "could not translate host name", "invalid connection option", "permission denied",
+        ]
+        return permanent.contains { message.localizedCaseInsensitiveContains($0) }
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -11,14 +11,16 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         /// A statement finished (``sql``, ``duration``, ``rowCount``; ``error`` when it failed).
         case statement
-        /// A transaction failed with a serialization failure, a deadlock or a lost connection and is run
-        /// again after a pause (``attempt`` is the attempt that failed, ``duration`` the pause, ``error``).
+        /// A transaction failed with a serialization failure, a deadlock, a refused connection or a connection
+        /// lost before `COMMIT` was sent, and is run again after a pause (``attempt`` is the attempt that
+        /// failed, ``duration`` the pause, ``error``).
         case retry
         /// A caller waited for a free pooled connection (``duration``; ``error`` when it gave up).
         case poolWait
         /// The pool opened a connection.
         case connectionOpened
-        /// The pool closed a connection that broke or came back inside a transaction.
+        /// The pool closed a connection that broke, came back inside a transaction, or outlived
+        /// ``PostgresStore/Configuration/maxConnectionLifetime``.
         case connectionDiscarded
     }
 

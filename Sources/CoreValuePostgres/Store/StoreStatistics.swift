@@ -3,8 +3,9 @@ import Foundation
 /// Deterministic counters of a store's work, for tests and benchmarks.
 ///
 /// `statements` counts the SQL statements the store generated and sent; `roundTrips` also counts the
-/// `BEGIN` and `COMMIT` around them; `transactions` counts transactions begun; `retries` counts transactions
-/// repeated after a serialization failure or deadlock.
+/// `BEGIN` and `COMMIT` around them; `transactions` counts transactions begun; `retries` counts calls
+/// repeated after a serialization failure, a deadlock, a refused connection or a connection lost before
+/// `COMMIT` was sent.
 public struct StoreStatistics: Sendable, Hashable {
     /// Statements sent (excluding `BEGIN`/`COMMIT`).
     public var statements = 0

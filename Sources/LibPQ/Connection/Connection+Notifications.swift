@@ -39,7 +39,12 @@ extension Connection {
         // is as good as forever here.
         let deadline = clock.now.advanced(by: min(timeout, .seconds(Int64(100 * 366 * 86_400))))
         while true {
-            guard PQconsumeInput(handle) == 1 else { throw clientError(handle, "reading notifications") }
+            guard PQconsumeInput(handle) == 1 else {
+                // What arrived before the connection broke is handed out first; the next call throws.
+                let received = drainNotifications(handle)
+                if !received.isEmpty { return received }
+                throw clientError(handle, "reading notifications")
+            }
             let received = drainNotifications(handle)
             if !received.isEmpty { return received }
             let remaining = clock.now.duration(to: deadline)
