@@ -18,8 +18,11 @@ public final class ManagedObject {
     public var entity: Entity { info.entity }
     /// The object's ID: temporary until its context saves, then permanent.
     public internal(set) var objectID: ManagedObjectID
-    /// The context the object belongs to; `nil` for an ephemeral object.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context the object belongs to; `nil` for an ephemeral object, and once the context is gone.
+    public var managedObjectContext: ManagedObjectContext? { contextHandle?.context }
+    /// The context's one weak reference to itself, shared by all its objects: holding it is a plain retain,
+    /// where a weak reference per object cost an atomic side-table update when each object was made and freed.
+    private let contextHandle: ContextHandle?
 
     let info: EntityIndex
     /// Attribute values, in the entity's layout (every attribute has one; `.null` for none).
@@ -77,7 +80,7 @@ public final class ManagedObject {
     init(info: EntityIndex, objectID: ManagedObjectID, context: ManagedObjectContext?) {
         self.info = info
         self.objectID = objectID
-        self.managedObjectContext = context
+        self.contextHandle = context?.handle
         // Shares the entity's prebuilt defaults until the first write copies them.
         self.attributes = info.defaultAttributes
     }
@@ -391,4 +394,9 @@ extension ManagedObject {
         nextReadHint = position + 1
         return position
     }
+}
+
+/// A weak reference to a context, made once per context and shared by its objects.
+final class ContextHandle {
+    weak var context: ManagedObjectContext?
 }

@@ -59,7 +59,11 @@ public final class ManagedObjectContext {
     public init(store: any Store) {
         self.store = store
         self.index = ModelIndex(store.model)
+        handle.context = self
     }
+
+    /// The weak reference to this context that its objects share (see ``ManagedObject/managedObjectContext``).
+    let handle = ContextHandle()
 
     deinit {
         // Objects link to each other strongly; break the cycles so that they are freed with the context.
