@@ -101,6 +101,20 @@ final class Workload {
             return sum == Int64(n * (n + 1) / 2) ? nil : "sum of ids \(sum)"
         }
 
+        // The opt-in path for reads that only want values: `queryStored`, straight from the store, with no
+        // context and no object registered per row.
+        fetched = []
+        measure(
+            "fetch_by_ids.stored", rows: n,
+            { phases in
+                fetched = try BenchEmployee.queryStored(store, predicate: .isIn(key: "id", ids.map { .int64($0) }))
+                phases.mark("query")
+            }
+        ) {
+            let sum = fetched.reduce(Int64(0)) { $0 + $1.id }
+            guard fetched.count == n else { return "\(fetched.count) structs, expected \(n)" }
+            return sum == Int64(n * (n + 1) / 2) ? nil : "sum of ids \(sum)"
+        }
     }
 
     private func queryPredicate() throws {
@@ -145,6 +159,18 @@ final class Workload {
             }
         ) {
             typed.map(\.id) == expectedIDs ? nil : "got \(typed.count) rows, not the expected id sequence"
+        }
+
+        var stored: [BenchEmployee] = []
+        measure(
+            "query_predicate.stored", rows: expectedIDs.count,
+            { phases in
+                stored = try BenchEmployee.queryStored(
+                    store, predicate: predicate, sortDescriptors: [CVSortDescriptor(key: "name")])
+                phases.mark("query")
+            }
+        ) {
+            stored.map(\.id) == expectedIDs ? nil : "got \(stored.count) rows, not the expected id sequence"
         }
     }
 

@@ -103,3 +103,25 @@ extension Array where Element: BoxingPersistentStruct {
         self = try await context.performMutating(self) { try $0.saveAll(context) }.value
     }
 }
+
+extension BoxingStruct {
+    /// The stored structs of type `T` matching a predicate, read straight from the store without a context,
+    /// like ``queryStored(_:predicate:sortDescriptors:fetchLimit:fetchOffset:)``; the work runs on one of the
+    /// store's threads.
+    ///
+    /// - Throws: As ``queryStored(_:predicate:sortDescriptors:fetchLimit:fetchOffset:)``; `CancellationError`
+    ///   when the task was cancelled.
+    public nonisolated(nonsending) static func queryStored<T: UnboxingStruct>(
+        _ store: any Store,
+        predicate: CVPredicate?,
+        sortDescriptors: [CVSortDescriptor]? = nil,
+        fetchLimit: Int? = nil,
+        fetchOffset: Int = 0
+    ) async throws -> [T] where T.StructureType == T {
+        try await ManagedObjectContext(store: store).performBlocking {
+            try queryStored(
+                store, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit,
+                fetchOffset: fetchOffset)
+        }
+    }
+}

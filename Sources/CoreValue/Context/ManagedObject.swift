@@ -50,7 +50,7 @@ public final class ManagedObject {
     /// Where the next unboxing read probably is: the position after the last attribute read by name.
     /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
     /// name there with one comparison instead of hashing it.
-    var nextReadHint = 0
+    @exclusivity(unchecked) var nextReadHint = 0
     /// Set when the object's context was released: its links are gone, and reading a relationship throws
     /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` instead of reading as empty.
     var isDetached = false
@@ -378,6 +378,20 @@ extension [Link] {
 extension ManagedObject: Sendable {}
 
 extension ManagedObject {
+    /// Takes a stored row's version and attribute values (not its links).
+    func loadAttributes(from snapshot: RowSnapshot) {
+        version = snapshot.version
+        if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: info.layout) {
+            // A store hands every attribute of the entity in its layout (the Store contract): share its
+            // storage rather than copy each value.
+            attributes = snapshot.attributes
+        } else {
+            for (position, attribute) in info.entity.attributes.enumerated() {
+                attributes[at: position] = snapshot.attributes[attribute.name] ?? .null
+            }
+        }
+    }
+
     /// The position of the attribute `name` in the object's layout, or `nil` when the entity has no such
     /// attribute; tries ``nextReadHint`` before the layout's dictionary.
     func readPosition(of name: String) -> Int? {

@@ -199,17 +199,8 @@ public final class ManagedObjectContext {
     }
 
     private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {
-        object.version = snapshot.version
+        object.loadAttributes(from: snapshot)
         let entity = object.info.entity
-        if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: object.info.layout) {
-            // A store hands every attribute of the entity in its layout (the Store contract): share its
-            // storage rather than copy each value.
-            object.attributes = snapshot.attributes
-        } else {
-            for (position, attribute) in entity.attributes.enumerated() {
-                object.attributes[at: position] = snapshot.attributes[attribute.name] ?? .null
-            }
-        }
         if object.links.isEmpty, !entity.relationships.isEmpty {
             object.links.reserveCapacity(entity.relationships.count)
         }

@@ -142,11 +142,19 @@ extension ManagedValue {
 }
 
 /// How many context-less objects are being unboxed inside one another on the current thread.
+///
+/// A pthread thread-local: it is read and written twice per unboxed object, and Foundation's
+/// `Thread.threadDictionary` (a dictionary of boxed values per thread) cost several microseconds each time.
 enum EphemeralUnboxing {
-    private static let key = "org.corevalue.ephemeralUnboxingNesting"
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        // A process-wide key made once; it is never deleted. The value is an integer, nothing to free.
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     static var nesting: Int {
-        get { Thread.current.threadDictionary[key] as? Int ?? 0 }
-        set { Thread.current.threadDictionary[key] = newValue }
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
     }
 }

@@ -143,6 +143,8 @@ extension PostgresStore {
             let layout = try index.entity(entity.name).layout
             var rows = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(from: runner.run(sql))
             try loadRelationships(of: entity, into: &rows, runner)
+            // One entity (the usual case): its rows as they are, not copied into a second array.
+            if queries.count == 1 { return rows }
             snapshots += rows
         }
         return snapshots
@@ -151,11 +153,12 @@ extension PostgresStore {
     private func loadRelationships(of entity: Entity, into rows: inout [RowSnapshot], _ runner: StatementRunner)
         throws
     {
-        guard !rows.isEmpty else { return }
+        let relationships = fetchStatements.separatelyLoaded(entity)
+        guard !rows.isEmpty, !relationships.isEmpty else { return }
         let keys = rows.compactMap(\.id.primaryKey)
         var index: [Int64: Int] = [:]
         for (position, key) in keys.enumerated() { index[key] = position }
-        for relationship in fetchStatements.separatelyLoaded(entity) {
+        for relationship in relationships {
             guard let sql = fetchStatements.links(of: relationship, in: entity, sources: keys) else { continue }
             let result = try runner.run(sql)
             var links: [Int64: [Int64]] = [:]

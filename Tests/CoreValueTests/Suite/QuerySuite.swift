@@ -30,6 +30,66 @@ enum QuerySuite {
     }
 
     static let cases: [SuiteCase] = [
+        SuiteCase("queryStored reads what query reads, as committed, with one fetch and nothing registered") {
+            make, api in
+            let store = CountingStore(try await staff(make, via: api))
+            let predicate: CVPredicate = .comparison(key: "age", .greaterThan, .int16(30))
+            let sort = [CVSortDescriptor(key: "age", ascending: false), CVSortDescriptor(key: "name")]
+            let queried: [Employee] = try await Employee.query(
+                ManagedObjectContext(store: store), predicate: predicate, sortDescriptors: sort, via: api)
+            let before = store.fetches.count
+            let stored: [Employee] = try await Employee.queryStored(
+                store, predicate: predicate, sortDescriptors: sort, via: api)
+            #expect(store.fetches.count == before + 1)
+            // Text sorts in C order: "Fay" before "bob".
+            #expect(stored.map(\.name) == ["Eve", "Cid", "Fay", "bob", "Dora"])
+            #expect(stored.map(\.name) == queried.map(\.name))
+            #expect(stored.map(\.objectID) == queried.map(\.objectID))
+            #expect(stored.allSatisfy { $0.objectID != nil })
+            #expect(stored.map(\.position) == queried.map(\.position))
+            // A window, as query's.
+            let window: [Employee] = try await Employee.queryStored(
+                store, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "name")], fetchLimit: 2, fetchOffset: 1,
+                via: api)
+            #expect(window.map(\.name) == ["Cid", "Dora"])
+
+            // A context's unsaved change is not seen: the rows are read as committed.
+            let context = ManagedObjectContext(store: store)
+            var changed = try #require(queried.first)
+            changed.name = "Renamed"
+            try await changed.toObject(context, via: api)
+            let committed: [Employee] = try await Employee.queryStored(store, predicate: nil, via: api)
+            #expect(!committed.contains { $0.name == "Renamed" })
+
+            // A struct read this way saves over its own row (its objectID), as one read through a context does.
+            var fromStored = try #require(stored.first)
+            fromStored.age = 60
+            try await fromStored.save(ManagedObjectContext(store: store), via: api)
+            let after: [Employee] = try await Employee.queryStored(
+                store, predicate: .comparison(key: "age", .equal, .int16(60)), via: api)
+            #expect(after.map(\.objectID) == [fromStored.objectID])
+            let all: [Employee] = try await Employee.queryStored(store, predicate: nil, via: api)
+            #expect(all.count == 6)
+        },
+        SuiteCase("queryStored of an entity with relationships reads them through a context of its own") {
+            make, api in
+            let store = try make()
+            let staff = [Fixtures.employee("Ann"), Fixtures.employee("Bob")]
+            var company = Company(name: "Acme", employees: staff)
+            try await company.save(ManagedObjectContext(store: store), via: api)
+            let stored: [Company] = try await Company.queryStored(store, predicate: nil, via: api)
+            #expect(stored.map(\.name) == ["Acme"])
+            #expect(stored.first?.employees.map(\.name) == ["Ann", "Bob"])
+            #expect(stored.first?.objectID == company.objectID)
+        },
+        SuiteCase("queryStored checks the predicate against the model before the store sees it") { make, api in
+            let store = CountingStore(try make())
+            await #expect(throws: CVManagedStructError.self) {
+                let _: [Employee] = try await Employee.queryStored(
+                    store, predicate: .comparison(key: "nope", .equal, .int16(1)), via: api)
+            }
+            #expect(store.fetches.isEmpty)
+        },
         SuiteCase("a windowed fetch with pending changes reads a widened window, not the table") { make, api in
             let store = CountingStore(try make())
             let setup = ManagedObjectContext(store: store)

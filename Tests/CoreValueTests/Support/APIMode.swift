@@ -55,6 +55,26 @@ extension BoxingStruct {
     }
 }
 
+extension BoxingStruct {
+    nonisolated(nonsending) static func queryStored<T: UnboxingStruct>(
+        _ store: any Store, predicate: CVPredicate?, sortDescriptors: [CVSortDescriptor]? = nil,
+        fetchLimit: Int? = nil, fetchOffset: Int = 0, via api: APIMode
+    ) async throws -> [T] where T.StructureType == T {
+        switch api {
+        case .sync:
+            return try {
+                try queryStored(
+                    store, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit,
+                    fetchOffset: fetchOffset)
+            }()
+        case .async:
+            return try await queryStored(
+                store, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit,
+                fetchOffset: fetchOffset)
+        }
+    }
+}
+
 extension BoxingUniqueStruct {
     nonisolated(nonsending) func save(_ context: ManagedObjectContext, via api: APIMode) async throws {
         switch api {
