@@ -147,19 +147,31 @@ extension ManagedObjectContext {
     }
 
     private func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {
-        for object in inserted {
-            registry[object.info.name]?[object.objectID] = nil
-            if let permanent = result.permanentIDs[object.objectID] {
-                if let previous = registry[object.info.name]?[permanent], previous !== object {
-                    dropUnique(previous)
+        savedIDs.reserveCapacity(savedIDs.count + inserted.count)
+        // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
+        // copied on write, and the entity's name is not hashed twice per object).
+        var start = inserted.startIndex
+        while start < inserted.endIndex {
+            let name = inserted[start].info.name
+            var end = start + 1
+            while end < inserted.endIndex, inserted[end].info.name == name { end += 1 }
+            var objects = registry.removeValue(forKey: name) ?? [:]
+            for object in inserted[start..<end] {
+                objects[object.objectID] = nil
+                if let permanent = result.permanentIDs[object.objectID] {
+                    if let previous = objects[permanent], previous !== object {
+                        dropUnique(previous)
+                    }
+                    savedIDs[object.objectID] = permanent
+                    object.objectID = permanent
+                    object.version = result.versions[permanent]
                 }
-                savedIDs[object.objectID] = permanent
-                object.objectID = permanent
-                object.version = result.versions[permanent]
+                objects[object.objectID] = object
+                object.isInsertedFlag = false
+                addUnique(object)
             }
-            registry[object.info.name, default: [:]][object.objectID] = object
-            object.isInsertedFlag = false
-            addUnique(object)
+            registry[name] = objects
+            start = end
         }
         for object in changedList {
             if let version = result.versions[object.objectID] { object.version = version }

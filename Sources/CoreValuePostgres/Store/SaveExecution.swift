@@ -122,9 +122,13 @@ struct SaveExecution {
 
     private mutating func upsert(_ group: SavePlan.InsertGroup, key: Attribute, pending: inout [PendingLink]) throws {
         // One row per identifier value: the first occurrence's position, the last occurrence's values.
+        // Every table sized for the rows at once: growing them row by row was a tenth of the upsert's time.
+        let count = group.rows.count
         var merged: [SavePlan.Row] = []
-        var position: [ExactValue: Int] = [:]
-        var sharers: [[ManagedObjectID]] = []
+        merged.reserveCapacity(count)
+        var position: [ExactValue: Int] = Dictionary(minimumCapacity: count)
+        // The other objects that share a merged row's identifier, only for the rows that have any.
+        var sharers: [Int: [ManagedObjectID]] = [:]
         let keyPosition = group.entity.attributes.firstIndex { $0.name == key.name }
         func identifier(_ row: SavePlan.Row) -> ExactValue {
             ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)
@@ -134,16 +138,18 @@ struct SaveExecution {
             if let index = position[value] {
                 merged[index].attributes.merge(row.attributes)
                 merged[index].toOne.merge(row.toOne) { $1 }
-                sharers[index].append(row.id)
+                sharers[index, default: []].append(row.id)
             } else {
                 position[value] = merged.count
                 merged.append(row)
-                sharers.append([row.id])
             }
         }
         let columns = insertColumns(group.entity, merged, pending: &pending)
         let returned = try runner.run(statements.upsert(into: group.entity.name, key: key, columns: columns))
-        var stored: [ExactValue: (key: Int64, version: Int64)] = [:]
+        var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
+        keys.reserveCapacity(keys.count + count)
+        result.permanentIDs.reserveCapacity(result.permanentIDs.count + count)
+        result.versions.reserveCapacity(result.versions.count + merged.count)
         for row in 0..<returned.rowCount {
             let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
             stored[value] = (
@@ -157,7 +163,8 @@ struct SaveExecution {
                     .unexpectedResult,
                     "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
             }
-            for id in sharers[index] { record(id, group.entity.name, written.key, written.version) }
+            record(row.id, group.entity.name, written.key, written.version)
+            for id in sharers[index] ?? [] { record(id, group.entity.name, written.key, written.version) }
         }
     }
 

@@ -71,8 +71,14 @@ struct SavePlan {
     private mutating func planInserts(_ changes: [ObjectChange]) throws {
         var groups: [InsertGroup] = []
         var index: [String: Int] = [:]
+        // The previous row's group, for the usual run of rows of one entity and shape: no group key (several
+        // strings per row) is built and hashed for those.
+        var previous: (info: EntityIndex, upsert: String?, plain: Bool, position: Int)?
         for change in changes {
-            let info = try self.index.entity(change.id.entityName)
+            let info =
+                if let previous, previous.info.name == change.id.entityName { previous.info } else {
+                    try self.index.entity(change.id.entityName)
+                }
             let entity = info.entity
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
@@ -88,6 +94,14 @@ struct SavePlan {
                 }
                 upsertKey = attribute
             }
+            // Only an upsert's group depends on which columns the row sets (see below).
+            let plain = row.attributes.isComplete && row.toOne.isEmpty
+            if let previous, previous.info === info, previous.upsert == upsertKey?.name,
+                upsertKey == nil || (plain && previous.plain)
+            {
+                groups[previous.position].rows.append(row)
+                continue
+            }
             var groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
             if upsertKey != nil {
                 // An upsert's DO UPDATE overwrites every column of the statement, so rows that set different
@@ -98,12 +112,16 @@ struct SavePlan {
                 let columns = attributes + ["\u{1}"] + row.toOne.keys.sorted()
                 groupKey += "\u{0}" + columns.joined(separator: "\u{0}")
             }
-            if let position = index[groupKey] {
+            let position: Int
+            if let existing = index[groupKey] {
+                position = existing
                 groups[position].rows.append(row)
             } else {
-                index[groupKey] = groups.count
+                position = groups.count
+                index[groupKey] = position
                 groups.append(InsertGroup(entity: entity, upsertKey: upsertKey, rows: [row]))
             }
+            previous = (info, upsertKey?.name, plain, position)
         }
         // Entities in name order (then by upsert key and columns) before the dependency order: every save
         // writes the tables in the same order whatever the input order, which keeps lock order deterministic.
