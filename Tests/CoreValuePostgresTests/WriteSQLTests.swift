@@ -145,6 +145,51 @@ import Testing
 }
 
 @Suite struct SavePlanTests {
+    /// Runs of rows of one entity and shape share the previous row's group without a group key; every other
+    /// row finds its group by key. Either way a group holds exactly the rows that set the same columns.
+    @Test func insertGroupsDependOnEntityUpsertKeyAndColumnsWhateverTheOrder() throws {
+        let model = try ManagedObjectModel([
+            Entity("Item") {
+                Attribute("code", .int64, unique: true)
+                Attribute("label", .string, optional: true)
+                Relationship("parent", to: "Other")
+            },
+            Entity("Other") { Attribute("name", .string) },
+        ])
+        let mapping = SchemaMapping(model: model)
+        func item(_ code: Int64, label: Bool = true, parent: ManagedObjectID? = nil) -> ObjectChange {
+            var values: AttributeValues = ["code": .int64(code)]
+            if label { values["label"] = .string("l\(code)") }
+            return ObjectChange(
+                id: .temporary("Item"), attributes: values, toOne: parent.map { ["parent": $0] } ?? [:],
+                upsertKey: "code")
+        }
+        let other = ObjectChange(id: .temporary("Other"), attributes: ["name": .string("o")])
+        let parent = ManagedObjectID.permanent("Other", 7)
+        let changes = [
+            item(1), item(2, label: false), item(3), other, other, item(4), item(5, label: false),
+            item(6, parent: parent), item(7), other, item(8, parent: parent), item(9), item(10), item(11),
+        ]
+        let plan = try SavePlan(mapping: mapping, changes: ChangeSet(inserts: changes), index: ModelIndex(model))
+        let groups = plan.inserts.map { group in
+            let codes = group.rows.map { row in row.attributes["code"].map { "\($0)" } ?? "-" }
+            return "\(group.entity.name) \(group.upsertKey?.name ?? "-") "
+                + "\(group.rows.first.map { $0.attributes.keys.sorted() + $0.toOne.keys.sorted() } ?? []) \(codes)"
+        }
+        #expect(
+            groups.sorted() == [
+                #"Item code ["code", "label", "parent"] ["int64(6)", "int64(8)"]"#,
+                #"Item code ["code", "label"] ["int64(1)", "int64(3)", "int64(4)", "int64(7)", "int64(9)", "int64(10)", "int64(11)"]"#,
+                #"Item code ["code"] ["int64(2)", "int64(5)"]"#,
+                #"Other - ["name"] ["-", "-", "-"]"#,
+            ])
+        // Every row of a group sets the same columns.
+        for group in plan.inserts {
+            let shapes = Set(group.rows.map { $0.attributes.keys.sorted() + ["|"] + $0.toOne.keys.sorted() })
+            #expect(shapes.count == 1, "\(group.entity.name): \(shapes)")
+        }
+    }
+
     @Test func aLaterListOfTheSameOwnerReplacesTheEarlierOne() throws {
         let mapping = SchemaMapping(model: try ExampleModel.make())
         let (a, b) = (ManagedObjectID.permanent("Company", 1), ManagedObjectID.permanent("Company", 2))

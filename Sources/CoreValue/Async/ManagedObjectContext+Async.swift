@@ -28,10 +28,17 @@ extension ManagedObjectContext {
     /// - Throws: `CancellationError` when the task is cancelled before the work starts, or while it runs and
     ///   the store stops it (nothing is committed then); otherwise what `body` throws.
     nonisolated(nonsending) func performBlocking<T>(_ body: @escaping () throws -> T) async throws -> T {
+        try await Self.performBlocking(on: store, body)
+    }
+
+    /// Runs synchronous work on a thread of `store` for an async caller, as ``performBlocking(_:)`` does, for
+    /// work that needs no context.
+    nonisolated(nonsending) static func performBlocking<T>(
+        on store: any Store, _ body: @escaping () throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
         let token = CancellationToken()
         let work = BlockingWork(body)
-        let store = self.store
         let result: Handoff<T> = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 store.runBlocking {

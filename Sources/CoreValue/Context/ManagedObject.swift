@@ -49,7 +49,8 @@ public final class ManagedObject {
     var identifiedRelationships: Set<String> = []
     /// Where the next unboxing read probably is: the position after the last attribute read by name.
     /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
-    /// name there with one comparison instead of hashing it.
+    /// name there with one comparison instead of hashing it. Unboxing writes it, so even reading an object
+    /// is for one thread at a time (objects are not `Sendable`).
     @exclusivity(unchecked) var nextReadHint = 0
     /// Set when the object's context was released: its links are gone, and reading a relationship throws
     /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` instead of reading as empty.

@@ -146,15 +146,22 @@ extension ManagedValue {
 /// A pthread thread-local: it is read and written twice per unboxed object, and Foundation's
 /// `Thread.threadDictionary` (a dictionary of boxed values per thread) cost several microseconds each time.
 enum EphemeralUnboxing {
-    private static let key: pthread_key_t = {
+    /// A process-wide key made once and never deleted (the value is an integer, nothing to free); `nil` if
+    /// the system had no key left, and then the thread dictionary serves.
+    private static let key: pthread_key_t? = {
         var key = pthread_key_t()
-        // A process-wide key made once; it is never deleted. The value is an integer, nothing to free.
-        pthread_key_create(&key, nil)
-        return key
+        return pthread_key_create(&key, nil) == 0 ? key : nil
     }()
+    private static let fallbackKey = "org.corevalue.ephemeralUnboxingNesting"
 
     static var nesting: Int {
-        get { Int(bitPattern: pthread_getspecific(key)) }
-        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+        get {
+            guard let key else { return Thread.current.threadDictionary[fallbackKey] as? Int ?? 0 }
+            return Int(bitPattern: pthread_getspecific(key))
+        }
+        set {
+            guard let key else { return Thread.current.threadDictionary[fallbackKey] = newValue }
+            pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue))
+        }
     }
 }
