@@ -129,7 +129,7 @@ struct RecordBuilder {
     private func keyPathRecord<T: BoxingStruct>(_ value: T, depth: Int) throws -> BoxRecord? {
         guard let plan = try keyPathPlan(of: T.self) else { return nil }
         let info = plan.layout.info
-        let record = BoxRecord(info: info, identity: try identity(of: value, plan.layout))
+        let record = BoxRecord(info: info, identity: try identity(of: value, plan))
         record.attributes.reserveCapacity(plan.layout.attributeCount)
         record.attributeNames = plan.layout.attributeNames
         for field in plan.fields {
@@ -233,18 +233,29 @@ struct RecordBuilder {
     }
 
     private func identity(of value: any BoxingStruct, _ plan: LayoutCache.Plan) throws -> BoxRecord.Identity {
+        try identity(
+            plan, objectID: { (value as? any BoxingPersistentStruct)?.objectID },
+            identifier: { (value as? any BoxingUniqueStruct)?.IdentifierValue().attributeValue })
+    }
+
+    /// The identity of a value boxed through its key-path plan, read through the plan's typed readers.
+    private func identity<T>(of value: T, _ plan: LayoutCache.KeyPathPlan<T>) throws -> BoxRecord.Identity {
+        try identity(
+            plan.layout, objectID: { plan.objectID?(value) }, identifier: { plan.identifier?(value) })
+    }
+
+    private func identity(
+        _ plan: LayoutCache.Plan, objectID: () -> ManagedObjectID?, identifier: () -> AttributeValue?
+    ) throws -> BoxRecord.Identity {
         let info = plan.info
-        if plan.identity.isPersistent, let persistent = value as? any BoxingPersistentStruct,
-            let id = persistent.objectID
-        {
+        if plan.identity.isPersistent, let id = objectID() {
             guard id.entityName == info.name else {
                 throw CVManagedStructError.structUpdateError(
                     message: "objectID \(id) belongs to entity '\(id.entityName)', not '\(info.name)'")
             }
             return .objectID(id)
         }
-        if let attribute = plan.identity.unique, let unique = value as? any BoxingUniqueStruct {
-            let raw = unique.IdentifierValue().attributeValue
+        if let attribute = plan.identity.unique, let raw = identifier() {
             guard let converted = raw.converted(to: attribute.type), !converted.isNull else {
                 throw CVManagedStructError.typeMismatch(
                     entity: info.name, key: attribute.name, expected: attribute.type.rawValue,
@@ -340,10 +351,26 @@ package final class LayoutCache {
 
         let layout: Plan
         let fields: [Field]
+        /// The struct's `objectID`, for a `BoxingPersistentStruct`.
+        let objectID: ((T) -> ManagedObjectID?)?
+        /// The struct's identifier value, for a `BoxingUniqueStruct`.
+        let identifier: ((T) -> AttributeValue)?
 
         init(layout: Plan, fields: [Field]) {
             self.layout = layout
             self.fields = fields
+            // Read through `T`'s own conformances, found once here: per value, a cast of the struct to
+            // `any BoxingPersistentStruct` / `any BoxingUniqueStruct` boxed it and looked the conformance up.
+            objectID = (T.self as? any BoxingPersistentStruct.Type).map { Self.objectIDReader($0) }
+            identifier = (T.self as? any BoxingUniqueStruct.Type).map { Self.identifierReader($0) }
+        }
+
+        private static func objectIDReader<U: BoxingPersistentStruct>(_: U.Type) -> (T) -> ManagedObjectID? {
+            { value in (value as? U)?.objectID }
+        }
+
+        private static func identifierReader<U: BoxingUniqueStruct>(_: U.Type) -> (T) -> AttributeValue {
+            { value in (value as? U)?.IdentifierValue().attributeValue ?? .null }
         }
     }
 
