@@ -33,7 +33,9 @@ extension BoxingStruct {
             // Kept in a local until every struct is unboxed: its objects load their relationships through it.
             let context = ManagedObjectContext(store: store)
             return try withExtendedLifetime(context) {
-                try context.fetch(request).map { try T.unbox(.object($0)) }
+                try query(
+                    context, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit,
+                    fetchOffset: fetchOffset)
             }
         }
         return try store.fetch(request).map { snapshot in

@@ -119,7 +119,7 @@ public final class ChangeListener {
             // The backoff holds across calls: a caller polling with short timeouts does not reconnect faster.
             let next = outage?.nextAttempt ?? clock.now
             if next > deadline { return [] }
-            if next > clock.now { Thread.sleep(forTimeInterval: Self.seconds(clock.now.duration(to: next))) }
+            if next > clock.now { Thread.sleep(forTimeInterval: clock.now.duration(to: next).timeInterval) }
             if let gap = reconnect() { return [.mayHaveMissedChanges(gap)] }
             if clock.now >= deadline { return [] }
         }
@@ -175,10 +175,6 @@ public final class ChangeListener {
                     .unexpectedResult, "notification on '\(channel)' is not a store change: \(error)")
             }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Whether the listener is listening now: `false` while it is reconnecting, and after ``close()``.

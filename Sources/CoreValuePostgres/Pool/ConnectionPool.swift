@@ -95,13 +95,8 @@ package final class ConnectionPool: @unchecked Sendable {
         return connections
     }
 
-    private var seconds: Double {
-        let (whole, fraction) = checkoutTimeout.components
-        return Double(whole) + Double(fraction) / 1e18
-    }
-
     private func checkOut() throws -> Connection {
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = Date(timeIntervalSinceNow: checkoutTimeout.timeInterval)
         condition.lock()
         var waitStarted: ContinuousClock.Instant?
         while !closed && idle.isEmpty && open >= capacity {

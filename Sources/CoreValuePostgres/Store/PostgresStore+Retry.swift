@@ -52,7 +52,7 @@ extension PostgresStore {
                 }
                 // 0 (a stale pooled connection), then 50 ms, 100 ms ... at most 1 s, within the budget.
                 let step = attempts == 1 ? 0 : min(1.0, 0.05 * Double(1 << min(attempts - 2, 5)))
-                let left = Self.seconds(budget - spent)
+                let left = (budget - spent).timeInterval
                 pause = max(0, min(step * Double.random(in: 0.75...1.25), left))
             }
             counter.record { $0.retries += 1 }
@@ -95,20 +95,14 @@ extension PostgresStore {
         ]
         return permanent.contains { message.localizedCaseInsensitiveContains($0) }
     }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (whole, fraction) = duration.components
-        return Double(whole) + Double(fraction) / 1e18
-    }
 }
 
 extension PostgresStoreError {
     /// The error for work given up after the failover budget: nothing was committed.
     static func unavailable(after spent: Duration, attempts: Int, _ error: any Error) -> PostgresStoreError {
-        let seconds = Double(spent.components.seconds) + Double(spent.components.attoseconds) / 1e18
-        return PostgresStoreError(
+        PostgresStoreError(
             .serverUnavailable,
-            "no usable server for \(String(format: "%.1f", seconds)) s (\(attempts) attempts); nothing was "
+            "no usable server for \(String(format: "%.1f", spent.timeInterval)) s (\(attempts) attempts); nothing was "
                 + "committed, so the work can be retried: \(error)")
     }
 }
