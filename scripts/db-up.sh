@@ -14,26 +14,12 @@ DB_DIR="$ROOT/.db"
 DATA="$DB_DIR/cluster"
 SOCK="$DB_DIR/sock"
 LOG="$DB_DIR/server.log"
-RUN_AS=${CV_DB_RUN_AS:-postgres}
-DB_NAME=${CV_DB_NAME:-corevalue}
-DB_USER=${CV_DB_USER:-corevalue}
 
 "$ROOT/scripts/install-deps.sh"
 
-PG_BIN=${PG_BIN:-}
-if [[ -z "$PG_BIN" ]]; then
-    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-    [[ -x "$PG_BIN/initdb" ]] || PG_BIN=$(dirname "$(command -v initdb)")
-fi
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 [[ -x "$PG_BIN/initdb" ]] || { echo "db-up: initdb not found" >&2; exit 1; }
-
-as_owner() {
-    if [[ $EUID -eq 0 ]]; then runuser -u "$RUN_AS" -- "$@"; else "$@"; fi
-}
-
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 url() { echo "postgresql://$DB_USER@127.0.0.1:$1/$DB_NAME"; }
 

@@ -34,9 +34,8 @@ PGB_DIR="$HA/pgbouncer"
 PGB_INI="$PGB_DIR/pgbouncer.ini"
 PGB_PID="$PGB_DIR/pgbouncer.pid"
 PGB_LOG="$PGB_DIR/pgbouncer.log"
-RUN_AS=${CV_DB_RUN_AS:-postgres}
-DB_NAME=${CV_DB_NAME:-corevalue}
-DB_USER=${CV_DB_USER:-corevalue}
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 TIMEOUT=${CV_HA_TIMEOUT:-60}
 CMD=${1:-}
 ME="ha-ctl"
@@ -45,24 +44,10 @@ case "$CMD" in up) ME="ha-up" ;; down) ME="ha-down" ;; esac
 # The environment of a test run must not redirect our own connections.
 unset PGOPTIONS PGSERVICE PGTARGETSESSIONATTRS PGHOSTADDR
 
-PG_BIN=${PG_BIN:-}
-if [[ -z "$PG_BIN" ]]; then
-    # shellcheck disable=SC2012 # (the version directories have plain names)
-    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-    [[ -x "$PG_BIN/initdb" ]] || PG_BIN=$(dirname "$(command -v initdb 2>/dev/null || echo /usr/bin/initdb)")
-fi
 PGBOUNCER=${PGBOUNCER:-$(command -v pgbouncer 2>/dev/null || echo /usr/sbin/pgbouncer)}
 
 say() { echo "$ME: $*" >&2; }
 die() { echo "$ME: error: $*" >&2; exit 1; }
-
-as_owner() {
-    if [[ $EUID -eq 0 ]]; then runuser -u "$RUN_AS" -- "$@"; else "$@"; fi
-}
-
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
