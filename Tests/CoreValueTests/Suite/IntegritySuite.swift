@@ -160,8 +160,12 @@ enum SmallStack {
     static func run<T: Sendable>(size: Int = 512 * 1024, _ body: @escaping @Sendable () throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
+        // The thread lets go of `body` before it signals, while the caller still holds it: whatever `body`
+        // captured (a predicate nested 15,000 levels deep) is then never freed on the small stack, however
+        // late the thread object itself goes away.
+        let work = BodyBox(body)
         let thread = Thread {
-            box.result = Result { try body() }
+            if let body = work.take() { box.result = Result { try body() } }
             done.signal()
         }
         thread.stackSize = size
@@ -173,5 +177,14 @@ enum SmallStack {
 
     private final class ResultBox<T>: @unchecked Sendable {
         var result: Result<T, Error>?
+    }
+
+    private final class BodyBox<T>: @unchecked Sendable {
+        private var body: (@Sendable () throws -> T)?
+        init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
+        func take() -> (@Sendable () throws -> T)? {
+            defer { body = nil }
+            return body
+        }
     }
 }
