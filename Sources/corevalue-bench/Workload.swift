@@ -47,7 +47,8 @@ final class Workload {
         let stats = store.statistics.since(before)
         printLine(
             op: op, rows: rows, elapsed: elapsed,
-            extra: "statements=\(stats.statements)" + phases.fields(total: elapsed))
+            extra: "statements=\(stats.statements)" + phases.fields(total: elapsed)
+                + " max_rss_bytes=\(ResidentMemory.peak())")
         do {
             if let problem = try check() {
                 failures.append("\(op): \(problem)")
@@ -356,5 +357,17 @@ enum ResidentMemory {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// The process's peak resident set so far, from `getrusage` (kilobytes on Linux, bytes on Darwin).
+    static func peak() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            return Int(usage.ru_maxrss) * 1024
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+            return Int(usage.ru_maxrss)
+        #endif
     }
 }

@@ -62,16 +62,7 @@ guard arguments.count == 2, let n = Int(arguments[1]), n >= 1000, n % 7919 != 0 
 do {
     let workload = try Workload(url: arguments[0], n: n)
     try workload.run()
-    // The process's peak resident set (getrusage reports kilobytes on Linux), as WORKLOAD.md's last line.
-    var usage = rusage()
-    #if os(Linux)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let peak = Int(usage.ru_maxrss) * 1024
-    #else
-        getrusage(RUSAGE_SELF, &usage)
-        let peak = Int(usage.ru_maxrss)  // bytes on Darwin
-    #endif
-    emit("op=peak_rss n=\(n) bytes=\(peak)")
+    emit("op=peak_rss n=\(n) bytes=\(ResidentMemory.peak())")
     if workload.failures.isEmpty {
         exit(0)
     }

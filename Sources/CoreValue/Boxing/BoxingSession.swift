@@ -127,7 +127,8 @@ struct BoxingSession {
         let object = try self.object(for: record)
         // Set only now that reflection and resolution succeeded: a failed boxing leaves the object checked.
         if case .unique = record.identity {
-            context?.undoLog?.recordIdentifiedByValue(object)
+            // An object this boxing inserted needs no record: undoing forgets it.
+            if !record.isNew { context?.undoLog?.recordIdentifiedByValue(object) }
             let wasIdentified = object.isIdentifiedByValue
             object.isIdentifiedByValue = true
             if !object.isInsertedFlag {

@@ -17,6 +17,7 @@ extension ManagedObjectContext {
         let changed = changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasPendingWrite }
         let deleted = deletedList
         var changes = ChangeSet()
+        changes.inserts.reserveCapacity(inserted.count)
         for object in inserted {
             // Every side of every relationship that has links: each store writes the sides it keeps.
             var toOne: [String: ManagedObjectID?] = [:]

@@ -7,7 +7,6 @@ struct SaveExecution {
     let plan: SavePlan
     let statements: WriteStatements
     let runner: StatementRunner
-    private var keys: [ManagedObjectID: Int64] = [:]
     private var result = SaveResult()
 
     /// A foreign key of a new row whose destination was not inserted yet when the row was.
@@ -64,7 +63,7 @@ struct SaveExecution {
     }
 
     private func key(of id: ManagedObjectID) -> Int64? {
-        id.primaryKey ?? keys[id]
+        id.primaryKey ?? result.permanentIDs[id]?.primaryKey
     }
 
     private func requireKey(of id: ManagedObjectID) throws -> Int64 {
@@ -76,7 +75,8 @@ struct SaveExecution {
 
     /// The columns of new rows: attributes some row sets (others get the model default or NULL), then
     /// foreign keys some row sets (destinations not yet inserted are linked later).
-    private func insertColumns(_ entity: Entity, _ rows: [SavePlan.Row], pending: inout [PendingLink]) -> [ColumnValues]
+    private func insertColumns(_ entity: Entity, _ rows: ArraySlice<SavePlan.Row>, pending: inout [PendingLink])
+        -> [ColumnValues]
     {
         var columns: [ColumnValues] = []
         // Rows are in the entity's layout (SavePlan): position i is `entity.attributes[i]`.
@@ -99,11 +99,30 @@ struct SaveExecution {
         return columns
     }
 
+    /// The most rows one insert or upsert statement carries. A save of more rows of one entity sends one
+    /// statement per this many, in its one transaction: the column arrays, their encoding, libpq's copy and
+    /// the returned rows are then held for one statement's rows at a time, not for the whole save.
+    static let rowsPerStatement = ManagedObjectContext.batchSize
+
+    /// `0..<count` cut into ranges of at most `size` (one range for no rows, as for one statement).
+    static func chunks(_ count: Int, size: Int = rowsPerStatement) -> [Range<Int>] {
+        guard count > size else { return [0..<count] }
+        return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
+    }
+
     private mutating func insert(_ group: SavePlan.InsertGroup, pending: inout [PendingLink]) throws {
-        let columns = insertColumns(group.entity, group.rows, pending: &pending)
-        let returned = try runner.run(
-            statements.insert(into: group.entity.name, columns: columns, rowCount: group.rows.count))
+        for range in Self.chunks(group.rows.count) {
+            try insert(group.entity, group.rows[range], pending: &pending)
+        }
+    }
+
+    private mutating func insert(
+        _ entity: Entity, _ rows: ArraySlice<SavePlan.Row>, pending: inout [PendingLink]
+    ) throws {
+        let columns = insertColumns(entity, rows, pending: &pending)
+        let returned = try runner.run(statements.insert(into: entity.name, columns: columns, rowCount: rows.count))
         var written: [(key: Int64, version: Int64)] = []
+        written.reserveCapacity(returned.rowCount)
         for row in 0..<returned.rowCount {
             written.append(
                 (
@@ -111,65 +130,117 @@ struct SaveExecution {
                     try returned.decode(Int64.self, row: row, column: 1)
                 ))
         }
-        guard written.count == group.rows.count else {
+        guard written.count == rows.count else {
             throw PostgresStoreError(
-                .unexpectedResult, "inserting \(group.rows.count) \(group.entity.name) rows returned \(written.count)")
+                .unexpectedResult, "inserting \(rows.count) \(entity.name) rows returned \(written.count)")
         }
         // Rows are inserted in input order, so their identity keys ascend in input order.
         written.sort { $0.key < $1.key }
-        for (row, stored) in zip(group.rows, written) { record(row.id, group.entity.name, stored.key, stored.version) }
+        for (row, stored) in zip(rows, written) { record(row.id, entity.name, stored.key, stored.version) }
     }
 
     private mutating func upsert(_ group: SavePlan.InsertGroup, key: Attribute, pending: inout [PendingLink]) throws {
         // One row per identifier value: the first occurrence's position, the last occurrence's values.
         // Every table sized for the rows at once: growing them row by row was a tenth of the upsert's time.
-        let count = group.rows.count
-        var merged: [SavePlan.Row] = []
-        merged.reserveCapacity(count)
-        var position: [ExactValue: Int] = Dictionary(minimumCapacity: count)
-        // The other objects that share a merged row's identifier, only for the rows that have any.
+        // Rows are not copied: a merged row is kept apart only for an identifier that several rows share.
+        let rows = group.rows
+        var firsts: [Int] = []
+        firsts.reserveCapacity(rows.count)
+        var position: [ExactValue: Int] = Dictionary(minimumCapacity: rows.count)
+        // By index in `firsts`, only for identifiers that several rows share: the merged row, and the other
+        // objects that share it.
+        var combined: [Int: SavePlan.Row] = [:]
         var sharers: [Int: [ManagedObjectID]] = [:]
         let keyPosition = group.entity.attributes.firstIndex { $0.name == key.name }
         func identifier(_ row: SavePlan.Row) -> ExactValue {
             ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)
         }
-        for row in group.rows {
+        for (offset, row) in rows.enumerated() {
             let value = identifier(row)
             if let index = position[value] {
-                merged[index].attributes.merge(row.attributes)
-                merged[index].toOne.merge(row.toOne) { $1 }
+                combined[index, default: rows[firsts[index]]].attributes.merge(row.attributes)
+                combined[index, default: rows[firsts[index]]].toOne.merge(row.toOne) { $1 }
                 sharers[index, default: []].append(row.id)
             } else {
-                position[value] = merged.count
-                merged.append(row)
+                position[value] = firsts.count
+                firsts.append(offset)
             }
         }
-        let columns = insertColumns(group.entity, merged, pending: &pending)
-        let returned = try runner.run(statements.upsert(into: group.entity.name, key: key, columns: columns))
-        var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
-        keys.reserveCapacity(keys.count + count)
-        result.permanentIDs.reserveCapacity(result.permanentIDs.count + count)
-        result.versions.reserveCapacity(result.versions.count + merged.count)
-        for row in 0..<returned.rowCount {
-            let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
-            stored[value] = (
-                try returned.decode(Int64.self, row: row, column: 0),
-                try returned.decode(Int64.self, row: row, column: 1)
-            )
-        }
-        for (index, row) in merged.enumerated() {
-            guard let written = stored[identifier(row)] else {
-                throw PostgresStoreError(
-                    .unexpectedResult,
-                    "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
+        position = [:]
+        func merged(_ index: Int) -> SavePlan.Row { combined[index] ?? rows[firsts[index]] }
+        result.permanentIDs.reserveCapacity(result.permanentIDs.count + rows.count)
+        result.versions.reserveCapacity(result.versions.count + firsts.count)
+        // More rows than one statement carries go in several statements, in the order the server locks
+        // rows (each statement sorts its rows by key): two savers of overlapping rows then lock them in one
+        // order across their statements too, as within one, and cannot deadlock each other. A key type whose
+        // server order the client can't reproduce keeps one statement.
+        var order = Array(firsts.indices)
+        var ranges = [order.startIndex..<order.endIndex]
+        if firsts.count > Self.rowsPerStatement, let precedes = Self.serverOrder(key.type), let keyPosition {
+            order.sort {
+                precedes(rows[firsts[$0]].attributes[at: keyPosition], rows[firsts[$1]].attributes[at: keyPosition])
             }
-            record(row.id, group.entity.name, written.key, written.version)
-            for id in sharers[index] ?? [] { record(id, group.entity.name, written.key, written.version) }
+            ranges = Self.chunks(order.count)
+        }
+        for range in ranges {
+            let indices = order[range]
+            let batch = ranges.count == 1 && combined.isEmpty ? rows[...] : ArraySlice(indices.map(merged))
+            let columns = insertColumns(group.entity, batch, pending: &pending)
+            let returned = try runner.run(statements.upsert(into: group.entity.name, key: key, columns: columns))
+            var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
+            for row in 0..<returned.rowCount {
+                let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
+                stored[value] = (
+                    try returned.decode(Int64.self, row: row, column: 0),
+                    try returned.decode(Int64.self, row: row, column: 1)
+                )
+            }
+            for index in indices {
+                let row = rows[firsts[index]]
+                guard let written = stored[identifier(row)] else {
+                    throw PostgresStoreError(
+                        .unexpectedResult,
+                        "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
+                }
+                record(row.id, group.entity.name, written.key, written.version)
+                for id in sharers[index] ?? [] { record(id, group.entity.name, written.key, written.version) }
+            }
+        }
+    }
+
+    /// Whether one key value sorts before another as PostgreSQL sorts the key column in
+    /// ``WriteStatements/upsert(into:key:columns:)``: integers by value, text in byte order (`COLLATE "C"`),
+    /// UUIDs by their bytes. `nil` for the other types, whose server order the client does not reproduce.
+    static func serverOrder(_ type: AttributeType) -> ((AttributeValue?, AttributeValue?) -> Bool)? {
+        switch type {
+        case .int16, .int32, .int64:
+            func integer(_ value: AttributeValue?) -> Int64 {
+                switch value {
+                case .int16(let value): Int64(value)
+                case .int32(let value): Int64(value)
+                case .int64(let value): value
+                default: .max
+                }
+            }
+            return { left, right in integer(left) < integer(right) }
+        case .string:
+            return { left, right in
+                guard case .string(var a) = left, case .string(var b) = right else { return false }
+                return a.withUTF8 { a in b.withUTF8 { b in a.lexicographicallyPrecedes(b) } }
+            }
+        case .uuid:
+            return { left, right in
+                guard case .uuid(let a) = left, case .uuid(let b) = right else { return false }
+                return withUnsafeBytes(of: a.uuid) { a in
+                    withUnsafeBytes(of: b.uuid) { b in a.lexicographicallyPrecedes(b) }
+                }
+            }
+        default:
+            return nil
         }
     }
 
     private mutating func record(_ temporary: ManagedObjectID, _ entity: String, _ key: Int64, _ version: Int64) {
-        keys[temporary] = key
         let permanent = ManagedObjectID.permanent(entity, key)
         result.permanentIDs[temporary] = permanent
         result.versions[permanent] = version
