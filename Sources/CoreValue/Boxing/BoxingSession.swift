@@ -56,8 +56,10 @@ struct BoxingSession {
                 }
             case .unique(let key, let value):
                 if blindUpserts, Self.canUpsertBlindly(record) { continue }
-                let unique = UniqueValue(record.info.name, key, value)
-                if context.uniqueObject(record.info.name, key, value) == nil, seenValues.insert(unique).inserted {
+                guard let unique = UniqueValue(record.info, key, value) else {
+                    throw CVManagedStructError.unknownKey(entity: record.info.name, key: key)
+                }
+                if context.uniqueIndex[unique] == nil, seenValues.insert(unique).inserted {
                     wantedValues[record.info.name, default: [:]][key, default: []].append(value)
                 }
             }
@@ -88,7 +90,7 @@ struct BoxingSession {
                 }
                 record.object = object
             case .unique(let key, let value):
-                record.object = context.uniqueObject(record.info.name, key, value)
+                record.object = context.uniqueObject(record.info, key, value)
             }
             if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
             for (name, targets) in record.relationships {
@@ -118,7 +120,7 @@ struct BoxingSession {
         switch record.identity {
         case .new: return nil
         case .objectID(let id): return context.registeredObject(for: id)
-        case .unique(let key, let value): return context.uniqueObject(record.info.name, key, value)
+        case .unique(let key, let value): return context.uniqueObject(record.info, key, value)
         }
     }
 
@@ -178,7 +180,7 @@ struct BoxingSession {
         let object: ManagedObject
         if let context {
             if case .unique(let key, let value) = record.identity {
-                if let shared = context.uniqueObject(record.info.name, key, value) {
+                if let shared = context.uniqueObject(record.info, key, value) {
                     object = shared
                 } else {
                     let position = try record.info.position(key)

@@ -19,9 +19,7 @@ extension ManagedObjectContext {
     /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
     private func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
         guard hasPendingChanges(of: info) else {
-            let snapshots = try store.fetch(request)
-            reserveCapacity(snapshots.count, of: info)
-            return try snapshots.map { try register($0, of: info) }
+            return try register(store.fetch(request), of: info)
         }
         let inserted = pendingInserts.of(info.name)
         let changed = pendingChanges.of(info.name).filter(\.hasChanges)

@@ -158,18 +158,19 @@ extension ManagedObjectContext {
             while end < inserted.endIndex, inserted[end].info.name == name { end += 1 }
             var objects = registry.removeValue(forKey: name) ?? [:]
             for object in inserted[start..<end] {
-                objects[object.objectID] = nil
-                if let permanent = result.permanentIDs[object.objectID] {
-                    if let previous = objects[permanent], previous !== object {
-                        dropUnique(previous)
-                    }
-                    savedIDs[object.objectID] = permanent
-                    object.objectID = permanent
-                    object.version = result.versions[permanent]
-                }
-                objects[object.objectID] = object
                 object.isInsertedFlag = false
-                addUnique(object)
+                let temporary = object.objectID
+                guard let permanent = result.permanentIDs[temporary] else { continue }
+                objects.removeValue(forKey: temporary)
+                savedIDs[temporary] = permanent
+                object.objectID = permanent
+                object.version = result.versions[permanent]
+                // The unique index already holds an inserted object (it follows every change of a unique
+                // attribute); only an object that now shares its row with another one takes that one's place.
+                if let previous = objects.updateValue(object, forKey: permanent), previous !== object {
+                    dropUnique(previous)
+                    addUnique(object)
+                }
             }
             registry[name] = objects
             start = end
@@ -183,17 +184,17 @@ extension ManagedObjectContext {
     }
 
     func dropUnique(_ object: ManagedObject) {
-        for attribute in object.info.uniqueAttributes {
-            let key = UniqueValue(object.info.name, attribute.name, object.attributes[attribute.name] ?? .null)
+        for position in object.info.uniquePositions {
+            let key = UniqueValue(object.info, at: position, object.attributes[at: position] ?? .null)
             if uniqueIndex[key] === object { uniqueIndex[key] = nil }
         }
     }
 
     func addUnique(_ object: ManagedObject) {
         guard !object.isDeletedFlag else { return }
-        for attribute in object.info.uniqueAttributes {
-            let value = object.attributes[attribute.name] ?? .null
-            if !value.isNull { uniqueIndex[UniqueValue(object.info.name, attribute.name, value)] = object }
+        for position in object.info.uniquePositions {
+            let value = object.attributes[at: position] ?? .null
+            if !value.isNull { uniqueIndex[UniqueValue(object.info, at: position, value)] = object }
         }
     }
 }

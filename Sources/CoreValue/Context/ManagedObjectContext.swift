@@ -182,7 +182,36 @@ public final class ManagedObjectContext {
             if let known, known.name == snapshot.id.entityName { known } else {
                 try index.entity(snapshot.id.entityName)
             }
-        if let object = registry[info.name]?[snapshot.id] {
+        // The entity's registry taken out of the dictionary while it changes, so that it is not copied.
+        var objects = registry.removeValue(forKey: info.name) ?? [:]
+        defer { registry[info.name] = objects }
+        return register(snapshot, info, in: &objects)
+    }
+
+    /// The objects for a fetch's rows of one entity, in order, as ``register(_:of:)`` makes them one by one,
+    /// with the entity's registry taken out once for all the rows rather than once per row.
+    func register(_ snapshots: [RowSnapshot], of info: EntityIndex) throws -> [ManagedObject] {
+        reserveCapacity(snapshots.count, of: info)
+        var objects = registry.removeValue(forKey: info.name) ?? [:]
+        defer { registry[info.name] = objects }
+        var result: [ManagedObject] = []
+        result.reserveCapacity(snapshots.count)
+        for snapshot in snapshots {
+            if snapshot.id.entityName == info.name {
+                result.append(register(snapshot, info, in: &objects))
+            } else {
+                // Another entity's row (no store returns one): registered in that entity's registry.
+                let other = try index.entity(snapshot.id.entityName)
+                result.append(register(snapshot, other, in: &registry[other.name, default: [:]]))
+            }
+        }
+        return result
+    }
+
+    private func register(
+        _ snapshot: RowSnapshot, _ info: EntityIndex, in objects: inout [ManagedObjectID: ManagedObject]
+    ) -> ManagedObject {
+        if let object = objects[snapshot.id] {
             // An object a unique struct wrote is pending even when no value changed (its save is the last
             // write): a fetch must not reload it, or its version would move and the write be skipped.
             if !object.hasPendingWrite {
@@ -193,7 +222,7 @@ public final class ManagedObjectContext {
         }
         let object = ManagedObject(info: info, objectID: snapshot.id, context: self)
         load(snapshot, into: object)
-        registry[info.name, default: [:]][snapshot.id] = object
+        objects[snapshot.id] = object
         if !missingIDs.isEmpty { missingIDs.remove(snapshot.id) }
         return object
     }
@@ -233,9 +262,9 @@ public final class ManagedObjectContext {
     ) {
         markChanged(object)
         guard object.info.isUnique[position] else { return }
-        let oldKey = UniqueValue(object.info.name, key, old)
+        let oldKey = UniqueValue(object.info, at: position, old)
         if uniqueIndex[oldKey] === object { uniqueIndex[oldKey] = nil }
-        if !new.isNull { uniqueIndex[UniqueValue(object.info.name, key, new)] = object }
+        if !new.isNull { uniqueIndex[UniqueValue(object.info, at: position, new)] = object }
     }
 
     func markChanged(_ object: ManagedObject) {
@@ -245,8 +274,8 @@ public final class ManagedObjectContext {
     }
 
     /// The registered, not deleted object of an entity whose unique attribute `key` has `value`.
-    func uniqueObject(_ entityName: String, _ key: String, _ value: AttributeValue) -> ManagedObject? {
-        uniqueIndex[UniqueValue(entityName, key, value)]
+    func uniqueObject(_ info: EntityIndex, _ key: String, _ value: AttributeValue) -> ManagedObject? {
+        UniqueValue(info, key, value).flatMap { uniqueIndex[$0] }
     }
 }
 
@@ -254,14 +283,22 @@ public final class ManagedObjectContext {
 ///
 /// Strings compare by their exact bytes, as the database's UNIQUE constraint does (``ExactValue``).
 struct UniqueValue: Hashable {
-    let entity: String
-    let key: String
+    /// The entity (``EntityIndex/uniqueSlot``) and the attribute's position in its layout: two integers, so
+    /// that building, hashing and comparing a key retains and compares no name.
+    let entity: Int32
+    let position: Int32
     let value: ExactValue
 
-    init(_ entity: String, _ key: String, _ value: AttributeValue) {
-        self.entity = entity
-        self.key = key
+    init(_ info: EntityIndex, at position: Int, _ value: AttributeValue) {
+        self.entity = info.uniqueSlot
+        self.position = Int32(truncatingIfNeeded: position)
         self.value = ExactValue(value)
+    }
+
+    /// The key of attribute `key`, or `nil` when the entity has no such attribute.
+    init?(_ info: EntityIndex, _ key: String, _ value: AttributeValue) {
+        guard let position = info.layout.position(of: key) else { return nil }
+        self.init(info, at: position, value)
     }
 
     /// Hashes the value alone: entity and key rarely tell two entries apart, and equality still compares them.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Dictionaries over a model's entities, keys, relationships and inverses, built once per context or store so
 /// that every lookup on a hot path is a hash lookup instead of a scan.
 package final class ModelIndex: Sendable {
@@ -42,6 +44,11 @@ package final class EntityIndex: Sendable {
     package let layout: AttributeLayout
     /// Whether the attribute at each position of ``layout`` is unique.
     package let isUnique: [Bool]
+    /// The positions of the unique attributes in ``layout``.
+    package let uniquePositions: [Int]
+    /// A number for the entity's name, the same in every index of the process: a context's unique index keys
+    /// its entries by it instead of by the name.
+    let uniqueSlot: Int32
     /// Every attribute with its default value (`.null` when it has none): what a new object starts with.
     package let defaultAttributes: AttributeValues
 
@@ -63,10 +70,25 @@ package final class EntityIndex: Sendable {
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
         self.isUnique = entity.attributes.map(\.isUnique)
+        self.uniquePositions = entity.attributes.indices.filter { entity.attributes[$0].isUnique }
+        self.uniqueSlot = Self.slot(entity.name)
         let layout = AttributeLayout.shared(entity)
         self.layout = layout
         self.defaultAttributes = AttributeValues(
             layout: layout, values: entity.attributes.map { $0.defaultValue ?? .null })
+    }
+
+    private static let slotLock = NSLock()
+    // Guarded by `slotLock`. One entry per entity name a process builds a model with.
+    nonisolated(unsafe) private static var slots: [String: Int32] = [:]
+
+    private static func slot(_ name: String) -> Int32 {
+        slotLock.withLock {
+            if let slot = slots[name] { return slot }
+            let slot = Int32(truncatingIfNeeded: slots.count)
+            slots[name] = slot
+            return slot
+        }
     }
 
     /// The position of the attribute `key` in ``layout``.
