@@ -132,16 +132,22 @@ struct RecordBuilder {
         let record = BoxRecord(info: info, identity: try identity(of: value, plan))
         record.attributes.reserveCapacity(plan.layout.attributeCount)
         record.attributeNames = plan.layout.attributeNames
-        for field in plan.fields {
-            switch field {
-            case .attribute(let attribute, let position, let reader, let keyPath):
-                let raw = try reader?.read(value) ?? attributeValue(value[keyPath: keyPath], attribute.name, info)
+        try withUnsafePointer(to: value) { pointer in
+            let base = UnsafeRawPointer(pointer)
+            for field in plan.attributes {
+                let raw: AttributeValue
+                if let read = field.read {
+                    raw = read(base)
+                } else {
+                    raw = try attributeValue(field.value(of: value), field.attribute.name, info)
+                }
                 record.attributes.append(
-                    (position, try converted(raw, attribute, info, field: value[keyPath: keyPath])))
-            case .relationship(let relationship, let keyPath):
-                record.relationships.append(
-                    (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
+                    (field.position, try converted(raw, field.attribute, info, field: field.value(of: value))))
             }
+        }
+        for (relationship, keyPath) in plan.relationships {
+            record.relationships.append(
+                (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
         }
         return record
     }
@@ -171,21 +177,25 @@ struct RecordBuilder {
             return nil
         }
         let info = try entity(type.EntityName)
-        var fields: [LayoutCache.KeyPathPlan<T>.Field] = []
+        var attributes: [LayoutCache.AttributeField] = []
+        var relationships: [(Relationship, PartialKeyPath<T>)] = []
         var names = Set<String>()
         for (label, keyPath) in listed where label != "objectID" {
             if let attribute = info.attributes[label], let position = info.layout.position(of: label) {
-                fields.append(.attribute(attribute, position, KeyPathReader(keyPath), keyPath))
+                attributes.append(
+                    LayoutCache.AttributeField(
+                        attribute: attribute, position: position, read: KeyPathReader(keyPath)?.read,
+                        keyPath: keyPath))
                 names.insert(label)
             } else if let relationship = info.relationships[label] {
-                fields.append(.relationship(relationship, keyPath))
+                relationships.append((relationship, keyPath))
             } else {
                 throw CVManagedStructError.unknownKey(entity: info.name, key: label)
             }
         }
         let layout = LayoutCache.Plan(
             info: info, attributeNames: names, identity: try identityKind(of: type, info))
-        let plan = LayoutCache.KeyPathPlan<T>(layout: layout, fields: fields)
+        let plan = LayoutCache.KeyPathPlan<T>(layout: layout, attributes: attributes, relationships: relationships)
         layouts.keyPathPlans[key] = plan
         return plan
     }
@@ -341,24 +351,49 @@ package final class LayoutCache {
     /// How this context's boxing reads fields; ``Reflection/keyPaths`` unless a test says otherwise.
     package var reflection = Reflection.keyPaths
 
-    /// A struct type's fields as typed key paths, resolved against the model.
-    final class KeyPathPlan<T> {
-        enum Field {
-            /// An attribute, with a typed reader when the field's declared type has one.
-            case attribute(Attribute, Int, KeyPathReader<T>?, PartialKeyPath<T>)
-            case relationship(Relationship, PartialKeyPath<T>)
+    /// One attribute field of a struct type. Not generic: the boxing loop copies a reference per field, where
+    /// a field of a generic type was copied and destroyed through its value witnesses (a quarter of a flat
+    /// struct's boxing).
+    final class AttributeField {
+        let attribute: Attribute
+        /// The attribute's position in the entity's layout.
+        let position: Int
+        /// Reads the field from a pointer to the struct; `nil` when its declared type has no typed reader.
+        let read: ((UnsafeRawPointer) -> AttributeValue)?
+        /// The field's key path (a `PartialKeyPath` of the struct's type), for the general path.
+        let keyPath: AnyKeyPath
+
+        init(attribute: Attribute, position: Int, read: ((UnsafeRawPointer) -> AttributeValue)?, keyPath: AnyKeyPath) {
+            self.attribute = attribute
+            self.position = position
+            self.read = read
+            self.keyPath = keyPath
         }
 
+        /// The field's value in `value`, for the general path and for error messages.
+        func value<T>(of value: T) -> Any {
+            // The key path is one of `T`'s own, so it always finds a value (nil only for another type).
+            if let field = value[keyPath: keyPath] { return field }
+            return Any?.none as Any
+        }
+    }
+
+    /// A struct type's fields as typed key paths, resolved against the model.
+    final class KeyPathPlan<T> {
         let layout: Plan
-        let fields: [Field]
+        /// The attribute fields, in declaration order.
+        let attributes: [AttributeField]
+        /// The relationship fields, in declaration order.
+        let relationships: [(Relationship, PartialKeyPath<T>)]
         /// The struct's `objectID`, for a `BoxingPersistentStruct`.
         let objectID: ((T) -> ManagedObjectID?)?
         /// The struct's identifier value, for a `BoxingUniqueStruct`.
         let identifier: ((T) -> AttributeValue)?
 
-        init(layout: Plan, fields: [Field]) {
+        init(layout: Plan, attributes: [AttributeField], relationships: [(Relationship, PartialKeyPath<T>)]) {
             self.layout = layout
-            self.fields = fields
+            self.attributes = attributes
+            self.relationships = relationships
             // Read through `T`'s own conformances, found once here: per value, a cast of the struct to
             // `any BoxingPersistentStruct` / `any BoxingUniqueStruct` boxed it and looked the conformance up.
             objectID = (T.self as? any BoxingPersistentStruct.Type).map { Self.objectIDReader($0) }

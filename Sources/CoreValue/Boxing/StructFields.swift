@@ -21,7 +21,8 @@ enum StructFields {
 
 /// Reads one field through a typed key path: `T.field` as an attribute value, without an existential.
 struct KeyPathReader<T> {
-    let read: (T) -> AttributeValue
+    /// Reads the field from a pointer to a `T`.
+    let read: (UnsafeRawPointer) -> AttributeValue
 
     /// A reader for a field whose declared type is `V` or `V?` with `V: AttributeValueConvertible`; `nil` for
     /// any other field (enums with raw values, `NSDecimalNumber`, custom `Boxing` types take the general path).
@@ -41,7 +42,7 @@ struct KeyPathReader<T> {
     }
 
     private static func plain<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
-        -> ((T) -> AttributeValue)?
+        -> ((UnsafeRawPointer) -> AttributeValue)?
     {
         guard let typed = keyPath as? KeyPath<T, V> else { return nil }
         // A stored property has a fixed offset in the struct: reading it there skips the key path's generic
@@ -49,28 +50,26 @@ struct KeyPathReader<T> {
         if let offset = MemoryLayout<T>.offset(of: typed) {
             // The field's type formed once, here, not per read.
             let fieldType = V.self
-            return { value in withUnsafePointer(to: value) { Self.load(fieldType, $0, offset) }.attributeValue }
+            return { base in Self.load(fieldType, base, offset).attributeValue }
         }
-        return { $0[keyPath: typed].attributeValue }
+        return { base in base.assumingMemoryBound(to: T.self).pointee[keyPath: typed].attributeValue }
     }
 
     private static func optional<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
-        -> ((T) -> AttributeValue)?
+        -> ((UnsafeRawPointer) -> AttributeValue)?
     {
         guard let typed = keyPath as? KeyPath<T, V?> else { return nil }
         if let offset = MemoryLayout<T>.offset(of: typed) {
             let fieldType = V?.self
-            return { value in
-                withUnsafePointer(to: value) { Self.load(fieldType, $0, offset) }?.attributeValue ?? .null
-            }
+            return { base in Self.load(fieldType, base, offset)?.attributeValue ?? .null }
         }
-        return { $0[keyPath: typed]?.attributeValue ?? .null }
+        return { base in base.assumingMemoryBound(to: T.self).pointee[keyPath: typed]?.attributeValue ?? .null }
     }
 
-    /// A copy of the `V` stored `offset` bytes into the struct at `base` (an offset `MemoryLayout.offset(of:)`
+    /// A copy of the `V` stored `offset` bytes into the `T` at `base` (an offset `MemoryLayout.offset(of:)`
     /// gave for a stored property of type `V`, so the memory there is an initialized, aligned `V`).
     @inline(__always)
-    private static func load<V>(_: V.Type, _ base: UnsafePointer<T>, _ offset: Int) -> V {
-        UnsafeRawPointer(base).load(fromByteOffset: offset, as: V.self)
+    private static func load<V>(_: V.Type, _ base: UnsafeRawPointer, _ offset: Int) -> V {
+        base.load(fromByteOffset: offset, as: V.self)
     }
 }
