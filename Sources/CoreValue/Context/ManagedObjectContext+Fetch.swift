@@ -21,9 +21,9 @@ extension ManagedObjectContext {
         guard hasPendingChanges(of: info) else {
             return try register(store.fetch(request), of: info)
         }
-        let inserted = pendingInserts.of(info.name)
-        let changed = pendingChanges.of(info.name).filter(\.hasChanges)
-        let deletedCount = pendingDeletes.of(info.name).count
+        let inserted = pendingInserts.of(info)
+        let changed = pendingChanges.of(info).filter(\.hasChanges)
+        let deletedCount = pendingDeletes.of(info).count
         var widened = request
         widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
         widened.fetchOffset = 0
@@ -78,8 +78,8 @@ extension ManagedObjectContext {
 
     /// Whether the context has unsaved inserts, changes or deletes of the entity.
     private func hasPendingChanges(of info: EntityIndex) -> Bool {
-        pendingInserts.of(info.name).contains { !$0.isDeletedFlag }
-            || pendingChanges.of(info.name).contains(where: \.hasChanges) || !pendingDeletes.of(info.name).isEmpty
+        pendingInserts.of(info).contains { !$0.isDeletedFlag }
+            || pendingChanges.of(info).contains(where: \.hasChanges) || !pendingDeletes.of(info).isEmpty
     }
 
     /// Whether an object matches a validated predicate on its current, unsaved values; a related predicate

@@ -283,14 +283,14 @@ public final class ManagedObjectContext {
 ///
 /// Strings compare by their exact bytes, as the database's UNIQUE constraint does (``ExactValue``).
 struct UniqueValue: Hashable {
-    /// The entity (``EntityIndex/uniqueSlot``) and the attribute's position in its layout: two integers, so
+    /// The entity (``EntityIndex/number``) and the attribute's position in its layout: two integers, so
     /// that building, hashing and comparing a key retains and compares no name.
     let entity: Int32
     let position: Int32
     let value: ExactValue
 
     init(_ info: EntityIndex, at position: Int, _ value: AttributeValue) {
-        self.entity = info.uniqueSlot
+        self.entity = info.number
         self.position = Int32(truncatingIfNeeded: position)
         self.value = ExactValue(value)
     }

@@ -48,7 +48,7 @@ package final class EntityIndex: Sendable {
     package let uniquePositions: [Int]
     /// A number for the entity's name, the same in every index of the process: a context's unique index keys
     /// its entries by it instead of by the name.
-    let uniqueSlot: Int32
+    let number: Int32
     /// Every attribute with its default value (`.null` when it has none): what a new object starts with.
     package let defaultAttributes: AttributeValues
 
@@ -71,7 +71,7 @@ package final class EntityIndex: Sendable {
         self.uniqueAttributes = entity.uniqueAttributes
         self.isUnique = entity.attributes.map(\.isUnique)
         self.uniquePositions = entity.attributes.indices.filter { entity.attributes[$0].isUnique }
-        self.uniqueSlot = Self.slot(entity.name)
+        self.number = Self.slot(entity.name)
         let layout = AttributeLayout.shared(entity)
         self.layout = layout
         self.defaultAttributes = AttributeValues(
