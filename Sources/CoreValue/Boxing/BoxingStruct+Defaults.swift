@@ -218,6 +218,8 @@ extension Array where Element: BoxingUniqueStruct {
     /// - Throws: Boxing and save errors.
     public func saveAll(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
+            // A bulk load of new structs: boxed in parts that the store writes while the next is boxed.
+            if try context.saveStreamed(self) { return }
             _ = try BoxingSession(context: context, blindUpserts: true).box(self)
             try context.save()
         }

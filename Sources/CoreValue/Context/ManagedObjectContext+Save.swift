@@ -19,20 +19,7 @@ extension ManagedObjectContext {
         var changes = ChangeSet()
         changes.inserts.reserveCapacity(inserted.count)
         for object in inserted {
-            // Every side of every relationship that has links: each store writes the sides it keeps.
-            var toOne: [String: ManagedObjectID?] = [:]
-            for relationship in object.info.entity.relationships where !relationship.isToMany {
-                if let target = linkedID(object, relationship.name) { toOne[relationship.name] = .some(target) }
-            }
-            var attributes = object.attributes
-            if object.upsertKey != nil, let names = object.upsertAttributes {
-                // The upsert's update must not overwrite columns the struct does not have; a new row gets
-                // the store's defaults for them.
-                attributes = attributes.keeping(names)
-            }
-            try checkRequired(object, attributes)
-            changes.inserts.append(
-                ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey))
+            changes.inserts.append(try insertChange(object))
             changes.relationships += memberLists(object, keys: object.info.relationships.keys.sorted())
         }
         for object in changed {
@@ -73,6 +60,25 @@ extension ManagedObjectContext {
         }
         let result = changes.isEmpty ? SaveResult() : try store.apply(changes)
         commit(result, inserted: inserted, deleted: deleted)
+    }
+
+    /// The insert of a new object, as a save sends it (its member lists apart).
+    ///
+    /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value.
+    func insertChange(_ object: ManagedObject) throws -> ObjectChange {
+        // Every side of every relationship that has links: each store writes the sides it keeps.
+        var toOne: [String: ManagedObjectID?] = [:]
+        for relationship in object.info.entity.relationships where !relationship.isToMany {
+            if let target = linkedID(object, relationship.name) { toOne[relationship.name] = .some(target) }
+        }
+        var attributes = object.attributes
+        if object.upsertKey != nil, let names = object.upsertAttributes {
+            // The upsert's update must not overwrite columns the struct does not have; a new row gets
+            // the store's defaults for them.
+            attributes = attributes.keeping(names)
+        }
+        try checkRequired(object, attributes)
+        return ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey)
     }
 
     /// Discards every unsaved change: inserted objects leave the context, changed and deleted ones get their
@@ -147,7 +153,7 @@ extension ManagedObjectContext {
         return result
     }
 
-    private func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {
+    func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {
         savedIDs.reserveCapacity(savedIDs.count + inserted.count)
         // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
         // copied on write, and the entity's name is not hashed twice per object).

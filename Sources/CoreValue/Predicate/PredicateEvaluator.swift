@@ -134,6 +134,16 @@ package enum ValueOrder {
         }
     }
 
+    /// Whether ``compare(_:_:)`` orders values of this type as PostgreSQL's btree orders their column:
+    /// integers by value, text in byte order (`COLLATE "C"`, as every text column is declared), UUIDs by
+    /// their bytes. Writers that lock rows in this order in several statements cannot deadlock each other.
+    package static func matchesServerOrder(_ type: AttributeType) -> Bool {
+        switch type {
+        case .int16, .int32, .int64, .string, .uuid: return true
+        default: return false
+        }
+    }
+
     /// Compares for sorting: nulls sort as larger than every value (last ascending, first descending).
     package static func sortOrder(_ lhs: AttributeValue, _ rhs: AttributeValue, ascending: Bool) -> Int {
         let order: Int

@@ -35,6 +35,20 @@ public protocol Store: AnyObject, Sendable {
     ///   that is no longer current, and store errors otherwise; in every case nothing was changed.
     @_spi(StoreImplementation) func apply(_ changes: ChangeSet) throws -> SaveResult
 
+    /// Applies a change set that `produce` hands over in parts, in one transaction, as ``apply(_:)`` applies
+    /// the parts together: everything or nothing, and a result for all of them.
+    ///
+    /// `produce` is called once and calls `send` with each part as soon as it is ready; a store may start
+    /// writing a part while `produce` prepares the next (`PostgresStore` pipelines them), so the caller's
+    /// work and the store's overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is
+    /// committed before `produce` returns, and nothing at all when it throws. The default collects the
+    /// parts and calls ``apply(_:)`` once.
+    ///
+    /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise
+    ///   as ``apply(_:)``.
+    @_spi(StoreImplementation) func apply(streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void)
+        throws -> SaveResult
+
     /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
     /// harmless, and returns at once; `work` reports its own result.
     ///
@@ -65,6 +79,20 @@ public protocol Store: AnyObject, Sendable {
 }
 
 extension Store {
+    /// Collects the parts and applies them together.
+    @_spi(StoreImplementation) public func apply(
+        streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+    ) throws -> SaveResult {
+        var whole = ChangeSet()
+        try produce { part in
+            whole.inserts += part.inserts
+            whole.updates += part.updates
+            whole.deletes += part.deletes
+            whole.relationships += part.relationships
+        }
+        return try apply(whole)
+    }
+
     /// Fetches every row, then hands them to `body` in slices of `batchSize`.
     @_spi(StoreImplementation) public func fetch(
         _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool

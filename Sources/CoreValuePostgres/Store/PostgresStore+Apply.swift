@@ -1,4 +1,5 @@
 @_spi(StoreImplementation) import CoreValue
+import LibPQ
 
 extension PostgresStore {
     /// Applies a change set in one transaction: everything or nothing.
@@ -37,6 +38,89 @@ extension PostgresStore {
                         try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
                     }
                     return result
+                }
+            }
+        }
+    }
+
+    /// Applies a change set handed over in parts (a bulk `saveAll`), in one transaction, with the parts'
+    /// statements pipelined: each part's inserts go to the server as soon as `produce` hands the part over,
+    /// so the server writes one part while the caller prepares the next. One round trip for all the parts
+    /// (plus `BEGIN` and `COMMIT`), whatever their number.
+    ///
+    /// Each part is checked against the model when it is handed over. Parts may only insert rows (upserts
+    /// included) of entities whose rows have no foreign keys. A retry (serialization failure, deadlock,
+    /// failover) sends the parts again without calling `produce` a second time; an error from `produce`
+    /// itself is never retried.
+    ///
+    /// - Throws: As ``apply(_:)``; what `produce` throws; `CVManagedStructError.invalidObject` for a part
+    ///   that does more than insert.
+    @_spi(StoreImplementation) public func apply(
+        streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+    ) throws -> SaveResult {
+        guard !isReadOnly else {
+            throw PostgresStoreError(
+                .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
+        }
+        let statements = writeStatements
+        let channel = notificationChannel
+        // The parts as produced: `produce` runs once, and a retried transaction sends them again.
+        var parts: [(changes: ChangeSet, plan: SavePlan)] = []
+        var produced = false
+        return try withRetries {
+            try withRunner { runner in
+                try runner.transaction { runner in
+                    var executions: [SaveExecution] = []
+                    var handlers: [(QueryResult) throws -> Void] = []
+                    let (_, results) = try runner.pipelined { pipe in
+                        func send(_ plan: SavePlan) throws {
+                            let execution = SaveExecution(plan: plan, statements: statements, runner: runner)
+                            executions.append(execution)
+                            try execution.sendInserts { sql, handle in
+                                try pipe.send(sql)
+                                handlers.append(handle)
+                            }
+                        }
+                        if produced {
+                            for part in parts { try send(part.plan) }
+                            return
+                        }
+                        // A lost connection must not stop `produce` half way (it could not be called again
+                        // for a retry): the parts are still taken, and the error is thrown once it returns.
+                        var lost: (any Error)?
+                        try produce { changes in
+                            guard !changes.isEmpty else { return }
+                            try changes.validate(against: index)
+                            let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                            parts.append((changes, plan))
+                            guard lost == nil else { return }
+                            do {
+                                try send(plan)
+                            } catch  where Self.retryReason(error) != nil {
+                                lost = error
+                            }
+                        }
+                        produced = true
+                        if let lost { throw lost }
+                    }
+                    guard results.count == handlers.count else {
+                        throw PostgresStoreError(
+                            .unexpectedResult, "\(handlers.count) statements sent, \(results.count) results")
+                    }
+                    for (handle, result) in zip(handlers, results) { try handle(result) }
+                    var saved = SaveResult()
+                    for execution in executions {
+                        let written = execution.written
+                        saved.permanentIDs.merge(written.permanentIDs) { $1 }
+                        saved.versions.merge(written.versions) { $1 }
+                    }
+                    if let channel {
+                        var whole = ChangeSet()
+                        for part in parts { whole.inserts += part.changes.inserts }
+                        let payload = ChangePayload(changes: whole, result: saved).encoded()
+                        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
+                    }
+                    return saved
                 }
             }
         }

@@ -3,7 +3,11 @@ import LibPQ
 
 /// Runs a ``SavePlan`` inside one transaction: inserts and upserts, foreign keys to rows inserted later,
 /// updates, join-table rewrites, deletes. Any failure throws, and the caller's transaction rolls back.
-struct SaveExecution {
+final class SaveExecution {
+    /// Where a statement goes and what becomes of its result: run at once (``run()``), or sent in a pipeline
+    /// and handled when its result arrives (``sendInserts(_:)``, a streamed save).
+    typealias Emit = (SQL, @escaping (QueryResult) throws -> Void) throws -> Void
+
     let plan: SavePlan
     let statements: WriteStatements
     let runner: StatementRunner
@@ -27,21 +31,47 @@ struct SaveExecution {
     ///
     /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
     ///   server errors.
-    mutating func run() throws -> SaveResult {
+    func run() throws -> SaveResult {
         try lockMixedUniqueRows()
         var pending: [PendingLink] = []
-        for group in plan.inserts {
-            if let key = group.upsertKey {
-                try upsert(group, key: key, pending: &pending)
-            } else {
-                try insert(group, pending: &pending)
-            }
-        }
+        let runner = runner
+        try insertAll({ sql, handle in try handle(runner.run(sql)) }, pending: &pending)
         try link(pending)
         for group in plan.updates { try update(group) }
         for group in plan.links { try relink(group) }
         for group in plan.deletes { try delete(group) }
         return result
+    }
+
+    /// Sends the plan's inserts and upserts through `emit` (a pipeline) without waiting for their results:
+    /// the part of a streamed save. The keys and versions are in ``result`` once every result was handled.
+    ///
+    /// - Throws: `CVManagedStructError.invalidObject` for a plan with anything but inserts of rows without
+    ///   foreign keys (what a streamed part may hold); what `emit` throws.
+    func sendInserts(_ emit: Emit) throws {
+        guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
+            throw CVManagedStructError.invalidObject(
+                message: "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
+        }
+        var pending: [PendingLink] = []
+        try insertAll(emit, pending: &pending)
+        guard pending.isEmpty else {
+            throw CVManagedStructError.invalidObject(
+                message: "a part of a streamed save may only insert rows whose foreign keys are known")
+        }
+    }
+
+    /// The keys and versions of what was written so far.
+    var written: SaveResult { result }
+
+    private func insertAll(_ emit: Emit, pending: inout [PendingLink]) throws {
+        for group in plan.inserts {
+            if let key = group.upsertKey {
+                try upsert(group, key: key, emit, pending: &pending)
+            } else {
+                try insert(group, emit, pending: &pending)
+            }
+        }
     }
 
     /// When one save both upserts and updates rows of a unique entity (rows new to this context and rows it
@@ -110,17 +140,18 @@ struct SaveExecution {
         return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
     }
 
-    private mutating func insert(_ group: SavePlan.InsertGroup, pending: inout [PendingLink]) throws {
+    private func insert(_ group: SavePlan.InsertGroup, _ emit: Emit, pending: inout [PendingLink]) throws {
         for range in Self.chunks(group.rows.count) {
-            try insert(group.entity, group.rows[range], pending: &pending)
+            let rows = group.rows[range]
+            let entity = group.entity
+            let columns = insertColumns(entity, rows, pending: &pending)
+            try emit(statements.insert(into: entity.name, columns: columns, rowCount: rows.count)) { [self] in
+                try inserted(entity, rows, $0)
+            }
         }
     }
 
-    private mutating func insert(
-        _ entity: Entity, _ rows: ArraySlice<SavePlan.Row>, pending: inout [PendingLink]
-    ) throws {
-        let columns = insertColumns(entity, rows, pending: &pending)
-        let returned = try runner.run(statements.insert(into: entity.name, columns: columns, rowCount: rows.count))
+    private func inserted(_ entity: Entity, _ rows: ArraySlice<SavePlan.Row>, _ returned: QueryResult) throws {
         var written: [(key: Int64, version: Int64)] = []
         written.reserveCapacity(returned.rowCount)
         for row in 0..<returned.rowCount {
@@ -139,7 +170,9 @@ struct SaveExecution {
         for (row, stored) in zip(rows, written) { record(row.id, entity.name, stored.key, stored.version) }
     }
 
-    private mutating func upsert(_ group: SavePlan.InsertGroup, key: Attribute, pending: inout [PendingLink]) throws {
+    private func upsert(_ group: SavePlan.InsertGroup, key: Attribute, _ emit: Emit, pending: inout [PendingLink])
+        throws
+    {
         // One row per identifier value: the first occurrence's position, the last occurrence's values.
         // Every table sized for the rows at once: growing them row by row was a tenth of the upsert's time.
         // Rows are not copied: a merged row is kept apart only for an identifier that several rows share.
@@ -176,9 +209,11 @@ struct SaveExecution {
         // server order the client can't reproduce keeps one statement.
         var order = Array(firsts.indices)
         var ranges = [order.startIndex..<order.endIndex]
-        if firsts.count > Self.rowsPerStatement, let precedes = Self.serverOrder(key.type), let keyPosition {
+        if firsts.count > Self.rowsPerStatement, ValueOrder.matchesServerOrder(key.type), let keyPosition {
             order.sort {
-                precedes(rows[firsts[$0]].attributes[at: keyPosition], rows[firsts[$1]].attributes[at: keyPosition])
+                ValueOrder.sortOrder(
+                    rows[firsts[$0]].attributes[at: keyPosition] ?? .null,
+                    rows[firsts[$1]].attributes[at: keyPosition] ?? .null, ascending: true) < 0
             }
             ranges = Self.chunks(order.count)
         }
@@ -186,61 +221,41 @@ struct SaveExecution {
             let indices = order[range]
             let batch = ranges.count == 1 && combined.isEmpty ? rows[...] : ArraySlice(indices.map(merged))
             let columns = insertColumns(group.entity, batch, pending: &pending)
-            let returned = try runner.run(statements.upsert(into: group.entity.name, key: key, columns: columns))
-            var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
-            for row in 0..<returned.rowCount {
-                let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
-                stored[value] = (
-                    try returned.decode(Int64.self, row: row, column: 0),
-                    try returned.decode(Int64.self, row: row, column: 1)
-                )
-            }
-            for index in indices {
-                let row = rows[firsts[index]]
-                guard let written = stored[identifier(row)] else {
-                    throw PostgresStoreError(
-                        .unexpectedResult,
-                        "upserting \(group.entity.name) returned no row for one of its '\(key.name)' values")
-                }
-                record(row.id, group.entity.name, written.key, written.version)
-                for id in sharers[index] ?? [] { record(id, group.entity.name, written.key, written.version) }
+            let entity = group.entity
+            let shared = sharers
+            try emit(statements.upsert(into: entity.name, key: key, columns: columns)) { [self, firsts] returned in
+                try upserted(entity, key, returned, rows: rows, firsts: firsts, indices: indices, sharers: shared)
             }
         }
     }
 
-    /// Whether one key value sorts before another as PostgreSQL sorts the key column in
-    /// ``WriteStatements/upsert(into:key:columns:)``: integers by value, text in byte order (`COLLATE "C"`),
-    /// UUIDs by their bytes. `nil` for the other types, whose server order the client does not reproduce.
-    static func serverOrder(_ type: AttributeType) -> ((AttributeValue?, AttributeValue?) -> Bool)? {
-        switch type {
-        case .int16, .int32, .int64:
-            func integer(_ value: AttributeValue?) -> Int64 {
-                switch value {
-                case .int16(let value): Int64(value)
-                case .int32(let value): Int64(value)
-                case .int64(let value): value
-                default: .max
-                }
+    /// Records the keys and versions an upsert returned for the identifiers at `indices` (positions in
+    /// `firsts`, each the row of an identifier's first occurrence, with the other objects that share it).
+    private func upserted(
+        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, rows: [SavePlan.Row], firsts: [Int],
+        indices: ArraySlice<Int>, sharers: [Int: [ManagedObjectID]]
+    ) throws {
+        let keyPosition = entity.attributes.firstIndex { $0.name == key.name }
+        var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
+        for row in 0..<returned.rowCount {
+            let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
+            stored[value] = (
+                try returned.decode(Int64.self, row: row, column: 0),
+                try returned.decode(Int64.self, row: row, column: 1)
+            )
+        }
+        for index in indices {
+            let row = rows[firsts[index]]
+            guard let written = stored[ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)] else {
+                throw PostgresStoreError(
+                    .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
             }
-            return { left, right in integer(left) < integer(right) }
-        case .string:
-            return { left, right in
-                guard case .string(var a) = left, case .string(var b) = right else { return false }
-                return a.withUTF8 { a in b.withUTF8 { b in a.lexicographicallyPrecedes(b) } }
-            }
-        case .uuid:
-            return { left, right in
-                guard case .uuid(let a) = left, case .uuid(let b) = right else { return false }
-                return withUnsafeBytes(of: a.uuid) { a in
-                    withUnsafeBytes(of: b.uuid) { b in a.lexicographicallyPrecedes(b) }
-                }
-            }
-        default:
-            return nil
+            record(row.id, entity.name, written.key, written.version)
+            for id in sharers[index] ?? [] { record(id, entity.name, written.key, written.version) }
         }
     }
 
-    private mutating func record(_ temporary: ManagedObjectID, _ entity: String, _ key: Int64, _ version: Int64) {
+    private func record(_ temporary: ManagedObjectID, _ entity: String, _ key: Int64, _ version: Int64) {
         let permanent = ManagedObjectID.permanent(entity, key)
         result.permanentIDs[temporary] = permanent
         result.versions[permanent] = version
@@ -263,7 +278,7 @@ struct SaveExecution {
         }
     }
 
-    private mutating func update(_ group: SavePlan.UpdateGroup) throws {
+    private func update(_ group: SavePlan.UpdateGroup) throws {
         // Key order, and the row locks taken first in one deterministic order (see `WriteStatements.lock`):
         // writers of the same rows in different input orders then queue instead of deadlocking.
         let sorted = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }

@@ -69,3 +69,46 @@ struct StatementRunner {
         }
     }
 }
+
+extension StatementRunner {
+    /// Runs `body` in pipeline mode (see `Connection.pipelined(_:)`): each statement it sends goes out at
+    /// once, and their results come back together, in order, after `body` returns: one round trip for all.
+    ///
+    /// - Throws: What `body` throws; the server's `DatabaseError` for the first failing statement; the
+    ///   driver's errors.
+    func pipelined<T>(_ body: (PipelinedRunner) throws -> T) throws -> (value: T, results: [QueryResult]) {
+        try cancellation?.checkCancellation()
+        counter.record { $0.roundTrips += 1 }
+        do {
+            return try connection.pipelined { sender in try body(PipelinedRunner(runner: self, sender: sender)) }
+        } catch let error as PipelineError {
+            // The statement's own error, as `run(_:)` throws it: retries and conflicts are told apart by it.
+            throw error.error
+        }
+    }
+}
+
+/// Sends ``SQL`` into a pipeline (``StatementRunner/pipelined(_:)``), counting statements.
+struct PipelinedRunner {
+    let runner: StatementRunner
+    let sender: PipelineSender
+
+    /// Sends one statement without waiting for its result.
+    ///
+    /// - Throws: As ``StatementRunner/run(_:)``, for what can be known before the result.
+    func send(_ sql: SQL) throws {
+        let binds = sql.binds
+        guard binds.count <= 65_535 else {
+            throw PostgresStoreError(.invalidValue, "a statement has \(binds.count) parameters; the limit is 65,535")
+        }
+        try runner.cancellation?.checkCancellation()
+        let parameters = try binds.map(BindEncoding.postgresValue)
+        runner.counter.record { $0.statements += 1 }
+        let started = ContinuousClock.now
+        try sender.send(sql.text, parameters)
+        // A pipelined statement's event times its sending; its result arrives with the others'.
+        if runner.events.isActive {
+            runner.events.send(StoreEvent(kind: .statement, sql: sql.text, duration: ContinuousClock.now - started))
+        }
+    }
+}

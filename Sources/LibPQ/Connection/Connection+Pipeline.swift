@@ -78,7 +78,7 @@ extension Connection {
     /// In an implicit transaction the sync would commit what was sent, so a failing statement goes first.
     /// When that or the sync cannot be sent while libpq still reports the connection as fine, the
     /// connection is marked unusable (``isBroken``): its state is unknown, and ``reset()`` recovers it.
-    private func abandonPipeline(_ handle: OpaquePointer, _ sent: [PipelineStatement], implicitTransaction: Bool) {
+    func abandonPipeline(_ handle: OpaquePointer, _ sent: [PipelineStatement], implicitTransaction: Bool) {
         guard !sent.isEmpty, PQstatus(handle) == CONNECTION_OK else { return }
         var pending = sent
         if implicitTransaction {
@@ -95,13 +95,13 @@ extension Connection {
         _ = try? collectPipelineResults(handle, pending)
     }
 
-    private func pipelineSendError(_ handle: OpaquePointer, _ what: String) -> LibPQError {
+    func pipelineSendError(_ handle: OpaquePointer, _ what: String) -> LibPQError {
         let error = clientError(handle, "sending \(what) in pipeline mode")
         return error.code == .connectionLost ? error : LibPQError(.pipelineFailed, error.message)
     }
 
     /// Flushes and reads until the sync's result, attributing each result to its statement.
-    private func collectPipelineResults(
+    func collectPipelineResults(
         _ handle: OpaquePointer, _ statements: [PipelineStatement]
     ) throws -> [QueryResult] {
         var results: [QueryResult] = []
@@ -155,5 +155,83 @@ extension Connection {
             guard try waitForSocket(handle, writable: flush == 1, timeoutMilliseconds: -1) else { continue }
             guard PQconsumeInput(handle) == 1 else { throw clientError(handle, "reading pipeline results") }
         }
+    }
+}
+
+/// Sends statements of a pipeline one at a time, each as soon as it is ready (see
+/// ``Connection/pipelined(_:)``): the server runs one while the caller prepares the next.
+public struct PipelineSender {
+    let connection: Connection
+    let handle: OpaquePointer
+    fileprivate let box: SentStatements
+
+    /// Sends one statement (binary parameters, binary result) and flushes as much as the socket takes now.
+    ///
+    /// - Throws: ``LibPQError`` `.encoding` (too many parameters, a NUL character), `.pipelineFailed` or
+    ///   `.connectionLost`. The pipeline is then abandoned by ``Connection/pipelined(_:)``.
+    public func send(_ sql: String, _ parameters: [PostgresValue] = []) throws {
+        try sql.checkNoNUL("the SQL text")
+        let encoded = try EncodedParameters(parameters)
+        let accepted = try encoded.withUnsafePointers { count, types, values, lengths, formats in
+            PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+        }
+        guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
+        box.statements.append(PipelineStatement(sql))
+        try connection.flushPipeline(handle)
+    }
+
+    /// How many statements were sent.
+    public var count: Int { box.statements.count }
+}
+
+private final class SentStatements {
+    var statements: [PipelineStatement] = []
+}
+
+extension Connection {
+    /// Runs `body` in pipeline mode: every statement it sends through the ``PipelineSender`` goes to the
+    /// server at once, without waiting for the one before; after `body` returns, one sync collects a result
+    /// per statement, in order (one round trip for all of them).
+    ///
+    /// Use it inside an explicit transaction (``withTransaction(isolation:readOnly:_:)``): outside one, the
+    /// statements form an implicit transaction that the sync commits. When `body` or a statement fails,
+    /// the statements sent are abandoned (the sync follows a failing one, so nothing they did survives the
+    /// transaction), the connection leaves pipeline mode, and the error is thrown.
+    ///
+    /// - Throws: What `body` throws; ``PipelineError`` with the failing statement's index and its
+    ///   ``DatabaseError``; ``LibPQError`` `.pipelineFailed`, `.connectionLost` or `.connectionClosed`.
+    public func pipelined<T>(_ body: (PipelineSender) throws -> T) throws -> (value: T, results: [QueryResult]) {
+        let handle = try requireHandle()
+        let wasIdle = PQtransactionStatus(handle) == PQTRANS_IDLE
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw LibPQError(.pipelineFailed, "could not enter pipeline mode: \(errorMessage(handle))")
+        }
+        guard PQsetnonblocking(handle, 1) == 0 else {
+            _ = PQexitPipelineMode(handle)
+            throw LibPQError(.pipelineFailed, "could not make the connection non-blocking: \(errorMessage(handle))")
+        }
+        defer {
+            _ = PQsetnonblocking(handle, 0)
+            _ = PQexitPipelineMode(handle)
+        }
+        let sender = PipelineSender(connection: self, handle: handle, box: SentStatements())
+        let value: T
+        do {
+            value = try body(sender)
+            guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
+        } catch {
+            abandonPipeline(handle, sender.box.statements, implicitTransaction: wasIdle)
+            throw error
+        }
+        return (value, try collectPipelineResults(handle, sender.box.statements))
+    }
+
+    /// Writes what libpq holds for the server, as far as the socket takes it now, without waiting: the rest
+    /// goes with the next statement or the sync. Replies that arrived are read into libpq's buffer, so the
+    /// server never stalls on a full socket while the caller prepares the next statement.
+    fileprivate func flushPipeline(_ handle: OpaquePointer) throws {
+        let flush = PQflush(handle)
+        guard flush >= 0 else { throw clientError(handle, "flushing the pipeline") }
+        if flush == 1, PQconsumeInput(handle) != 1 { throw clientError(handle, "reading pipeline results") }
     }
 }

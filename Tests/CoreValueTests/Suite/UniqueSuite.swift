@@ -6,6 +6,22 @@ import Testing
 /// Unique structs: one row per identifier, shared nested authors, batched lookups.
 enum UniqueSuite {
     static let cases: [SuiteCase] = [
+        SuiteCase("a bulk saveAll of new unique structs saves each identifier once, the last one's values winning") {
+            make, api in
+            let store = try make()
+            // More than one part of a streamed save, in descending identifier order, identifier 7 twice.
+            var products = (1...4_500).reversed().map { Product(id: Int32($0), name: "p\($0)", price: Decimal($0)) }
+            products.append(Product(id: 7, name: "last", price: 77))
+            let context = ManagedObjectContext(store: store)
+            try await products.saveAll(context, via: api)
+            #expect(!context.hasChanges)
+            #expect(context.registeredObjects(entityName: "Product").allSatisfy { !$0.objectID.isTemporary })
+            let read: [Product] = try await Product.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [.init(key: "id")], via: api)
+            #expect(read.map(\.id) == Array(1...4_500))
+            #expect(read[6] == Product(id: 7, name: "last", price: 77))
+            #expect(read[4_499] == Product(id: 4_500, name: "p4500", price: 4_500))
+        },
         SuiteCase("saving the same identifier twice updates one row") { make, api in
             let store = try make()
             try await Author(id: "a1", name: "Ann").save(ManagedObjectContext(store: store), via: api)

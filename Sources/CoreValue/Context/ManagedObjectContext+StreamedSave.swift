@@ -1,0 +1,66 @@
+extension ManagedObjectContext {
+    /// The structs in one part of a streamed `saveAll` (see ``saveStreamed(_:)``).
+    static let streamedPartSize = 2_000
+
+    /// Saves unique structs as a bulk load whose boxing and writing overlap, when it may: boxes them in
+    /// parts of about ``streamedPartSize``, in identifier order, and hands each part to the store as soon as
+    /// it is boxed (`Store.apply(streaming:)`), so that the store writes one part while the next is boxed.
+    /// One transaction, as `saveAll` always is: on failure nothing is written, and the caller's
+    /// ``undoingOnFailure(_:)`` forgets the objects.
+    ///
+    /// It applies when the result is what boxing everything and then saving would give: more structs than one
+    /// part; no other unsaved change in the context (a save writes those too) and no registered object of
+    /// the entity (the structs are all new to the context, so each is an upsert, never an update); a flat
+    /// entity and a struct with every attribute (upserted without a lookup, as `saveAll` does anyway); and
+    /// an identifier type that sorts here as the server sorts it (integers, strings, UUIDs), so that two
+    /// bulk loads of overlapping rows lock them in one order and cannot deadlock each other.
+    ///
+    /// - Returns: `false`, having done nothing, when it does not apply.
+    /// - Throws: Boxing and save errors.
+    func saveStreamed<T: BoxingUniqueStruct>(_ structs: [T]) throws -> Bool {
+        guard structs.count > Self.streamedPartSize, !hasChanges, let first = structs.first else { return false }
+        let info = try index.entity(T.EntityName)
+        guard info.entity.relationships.isEmpty, registry[info.name]?.isEmpty ?? true,
+            let attribute = info.attributes[T.IdentifierName], attribute.isUnique,
+            ValueOrder.matchesServerOrder(attribute.type)
+        else { return false }
+        let probe = try RecordBuilder(entity: { try self.index.entity($0) }, layouts: layouts).record(for: first)
+        guard BoxingSession.canUpsertBlindly(probe) else { return false }
+        // The identifiers as boxing converts them; one that does not convert takes the usual path, which
+        // reports it.
+        var keys: [AttributeValue] = []
+        keys.reserveCapacity(structs.count)
+        for value in structs {
+            guard let key = value.IdentifierValue().attributeValue.converted(to: attribute.type), !key.isNull else {
+                return false
+            }
+            keys.append(key)
+        }
+        // Identifier order (input order among equal identifiers, so that the last one's values still win).
+        let order = keys.indices.sorted { left, right in
+            let comparison = ValueOrder.compare(keys[left], keys[right]) ?? 0
+            return comparison != 0 ? comparison < 0 : left < right
+        }
+        var inserted: [ManagedObject] = []
+        inserted.reserveCapacity(structs.count)
+        let result = try store.apply(streaming: { send in
+            var start = 0
+            while start < order.count {
+                // Equal identifiers stay in one part: they share one object.
+                var end = min(start + Self.streamedPartSize, order.count)
+                while end < order.count, ValueOrder.compare(keys[order[end - 1]], keys[order[end]]) == 0 { end += 1 }
+                let mark = insertedList.count
+                _ = try BoxingSession(context: self, blindUpserts: true).box(order[start..<end].map { structs[$0] })
+                var part = ChangeSet()
+                let new = insertedList[mark...]
+                part.inserts.reserveCapacity(new.count)
+                for object in new { part.inserts.append(try insertChange(object)) }
+                inserted += new
+                try send(part)
+                start = end
+            }
+        })
+        commit(result, inserted: inserted, deleted: [])
+        return true
+    }
+}

@@ -1,0 +1,135 @@
+@_spi(StoreImplementation) import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import Foundation
+import LibPQ
+import Testing
+
+/// A bulk `saveAll` of new unique structs: boxed in parts that `PostgresStore` pipelines in one transaction.
+@Suite struct StreamedSaveTests {
+    /// Products with identifiers in descending order (not the order they are written in), the one with
+    /// identifier 7 twice, far apart: the last one's values must win.
+    static func products(_ count: Int, name: (Int32) -> String = { "p\($0)" }) -> [Product] {
+        var products = (1...Int32(count)).reversed().map { Product(id: $0, name: name($0), price: Decimal($0)) }
+        products.append(Product(id: 7, name: "last", price: 77))
+        return products
+    }
+
+    static func storedCount(_ store: PostgresStore) throws -> Int {
+        try store.count(FetchRequest(entityName: "Product"))
+    }
+
+    @Test func aBulkSaveAllIsPipelinedInOneTransactionOfConstantRoundTrips() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            func save(_ count: Int) throws -> StoreStatistics {
+                let context = ManagedObjectContext(store: store)
+                let before = store.statistics
+                try Self.products(count).saveAll(context)
+                let used = store.statistics.since(before)
+                #expect(!context.hasChanges)
+                return used
+            }
+            let small = try save(4_500)
+            // 2,000 products per part: three statements, sent in one pipeline between BEGIN and COMMIT.
+            #expect(small.statements == 3)
+            #expect(small.transactions == 1)
+            #expect(small.roundTrips == 3)
+            let stored: [Product] = try Product.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+            #expect(stored.count == 4_500)
+            #expect(stored.map(\.id) == Array(1...4_500))
+            #expect(stored[6] == Product(id: 7, name: "last", price: 77))
+            #expect(stored[99] == Product(id: 100, name: "p100", price: 100))
+
+            // Saved again over the stored rows: every one updated, more parts, the same round trips.
+            let large = try save(9_000)
+            #expect(large.statements == 5)
+            #expect(large.roundTrips == small.roundTrips)
+            #expect(try Self.storedCount(store) == 9_000)
+            let versions = try store.fetch(
+                FetchRequest(entityName: "Product", predicate: .comparison(key: "id", .lessThanOrEqual, .int32(4_500))))
+            #expect(versions.allSatisfy { $0.version == 2 })
+        }
+    }
+
+    @Test func theContextKnowsEveryStreamedObjectAsSaved() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            let context = ManagedObjectContext(store: store)
+            try Self.products(4_500).saveAll(context)
+            let objects = context.registeredObjects(entityName: "Product")
+            #expect(objects.count == 4_500)
+            #expect(objects.allSatisfy { !$0.objectID.isTemporary && !$0.hasChanges })
+            // The same context then saves one of them again through the usual path: an update of its row.
+            let before = store.statistics
+            try Product(id: 5, name: "again", price: 5).save(context)
+            #expect(store.statistics.since(before).statements == 1)
+            let five = try store.fetch(
+                FetchRequest(entityName: "Product", predicate: .comparison(key: "id", .equal, .int32(5))))
+            #expect(five.map { $0.attributes["name"] } == [.string("again")])
+            #expect(five.first?.version == 2)
+        }
+    }
+
+    @Test func aServerErrorInALaterPartWritesNothingAndTheContextForgetsTheStructs() throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            let table = SQLIdentifier("Product", schema: schema).quoted
+            try TestDatabase.execute(url, "ALTER TABLE \(table) ADD CONSTRAINT no_poison CHECK (name <> 'poison')")
+            let context = ManagedObjectContext(store: store)
+            // Identifier 300 is written in the first part, 4,000 in the second, 4,400 in the third.
+            for poisoned: Int32 in [300, 4_000, 4_400] {
+                let products = Self.products(4_500) { $0 == poisoned ? "poison" : "p\($0)" }
+                #expect {
+                    try products.saveAll(context)
+                } throws: { error in
+                    (error as? DatabaseError)?.sqlState == .checkViolation
+                }
+                #expect(try Self.storedCount(store) == 0)
+                #expect(!context.hasChanges)
+                #expect(context.registeredObjects(entityName: "Product").isEmpty)
+            }
+            // Mended, the same call through the same context saves everything once.
+            try Self.products(4_500).saveAll(context)
+            #expect(try Self.storedCount(store) == 4_500)
+        }
+    }
+
+    @Test func aValueTheStoreRefusesInALaterPartWritesNothing() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            let context = ManagedObjectContext(store: store)
+            let products = Self.products(4_500) { $0 == 4_400 ? "nul\u{0}here" : "p\($0)" }
+            #expect {
+                try products.saveAll(context)
+            } throws: { error in
+                (error as? PostgresStoreError)?.code == .invalidValue
+            }
+            let stored = try Self.storedCount(store)
+            #expect(stored == 0)
+            #expect(!context.hasChanges)
+        }
+    }
+
+    @Test func twoBulkLoadsOfOverlappingStructsInOppositeOrdersDoNotDeadlock() throws {
+        try TestDatabase.withExampleStore(poolSize: 2) { store, _, _ in
+            let before = store.statistics
+            let errors = ErrorBox()
+            DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                do {
+                    for round in 0..<2 {
+                        // Overlapping but different rows (the second writer skips every third), in opposite
+                        // input orders, so that the writers' parts end at different identifiers.
+                        var ids = Array(Int32(1)...Int32(6_000))
+                        if worker == 1 { ids = ids.filter { $0 % 3 != 0 }.reversed() }
+                        try ids.map { Product(id: $0, name: "w\(worker) r\(round)", price: 1) }
+                            .saveAll(ManagedObjectContext(store: store))
+                    }
+                } catch {
+                    errors.append(error)
+                }
+            }
+            #expect(errors.all.isEmpty, "\(errors.all)")
+            #expect(store.statistics.since(before).retries == 0)
+            let stored = try Self.storedCount(store)
+            #expect(stored == 6_000)
+        }
+    }
+}
