@@ -170,7 +170,16 @@ struct RecordBuilder {
     /// The key-path plan of a struct type: from the cache, or built (and cached) once per type.
     private func keyPathPlan<T: BoxingStruct>(of type: T.Type) throws -> LayoutCache.KeyPathPlan<T>? {
         let key = ObjectIdentifier(type)
-        if let cached = layouts.keyPathPlans[key] { return cached as? LayoutCache.KeyPathPlan<T> }
+        // The plan of the type boxed last (a batch is one type): no lookup and no cast per struct. Only
+        // a `KeyPathPlan<T>` is ever kept under `T`'s identifier.
+        if let (type, plan) = layouts.lastKeyPathPlan, type == key {
+            return unsafeDowncast(plan, to: LayoutCache.KeyPathPlan<T>.self)
+        }
+        if let cached = layouts.keyPathPlans[key] {
+            guard let plan = cached as? LayoutCache.KeyPathPlan<T> else { return nil }
+            layouts.lastKeyPathPlan = (key, plan)
+            return plan
+        }
         // A type with a custom mirror says itself which fields it shows: honour it, as the Mirror path does.
         guard !(type is any CustomReflectable.Type), let listed = StructFields.keyPaths(of: type) else {
             layouts.keyPathPlans[key] = LayoutCache.Unavailable()
@@ -197,6 +206,7 @@ struct RecordBuilder {
             info: info, attributeNames: names, identity: try identityKind(of: type, info))
         let plan = LayoutCache.KeyPathPlan<T>(layout: layout, attributes: attributes, relationships: relationships)
         layouts.keyPathPlans[key] = plan
+        layouts.lastKeyPathPlan = (key, plan)
         return plan
     }
 
@@ -405,7 +415,14 @@ package final class LayoutCache {
         }
 
         private static func identifierReader<U: BoxingUniqueStruct>(_: U.Type) -> (T) -> AttributeValue {
-            { value in (value as? U)?.IdentifierValue().attributeValue ?? .null }
+            // `U` is `T` itself (its conformance, opened once): the value is read as a `U` in place, with no
+            // dynamic cast per struct.
+            guard U.self == T.self else { return { value in (value as? U)?.IdentifierValue().attributeValue ?? .null } }
+            return { value in
+                withUnsafePointer(to: value) { pointer in
+                    UnsafeRawPointer(pointer).assumingMemoryBound(to: U.self).pointee.IdentifierValue().attributeValue
+                }
+            }
         }
     }
 
@@ -414,6 +431,8 @@ package final class LayoutCache {
 
     /// The key-path plan (or ``Unavailable``) of each struct type.
     var keyPathPlans: [ObjectIdentifier: AnyObject] = [:]
+    /// The last key-path plan looked up, with its type's identifier.
+    var lastKeyPathPlan: (ObjectIdentifier, AnyObject)?
 
     /// How one stored property of a struct boxes.
     enum Field {

@@ -163,11 +163,18 @@ extension ManagedObjectContext {
             var end = start + 1
             while end < inserted.endIndex, inserted[end].info.name == name { end += 1 }
             var objects = registry.removeValue(forKey: name) ?? [:]
+            // When these inserts are every object of the entity here (a bulk load), their permanent IDs go
+            // into a new table instead of replacing each temporary one in the old.
+            let rebuilt = objects.count == end - start
+            if rebuilt { objects = Dictionary(minimumCapacity: end - start) }
             for object in inserted[start..<end] {
                 object.isInsertedFlag = false
                 let temporary = object.objectID
-                guard let permanent = result.permanentIDs[temporary] else { continue }
-                objects.removeValue(forKey: temporary)
+                guard let permanent = result.permanentIDs[temporary] else {
+                    if rebuilt { objects[temporary] = object }
+                    continue
+                }
+                if !rebuilt { objects.removeValue(forKey: temporary) }
                 savedIDs[temporary] = permanent
                 object.objectID = permanent
                 object.version = result.versions[permanent]

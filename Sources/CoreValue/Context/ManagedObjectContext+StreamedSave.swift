@@ -43,6 +43,8 @@ extension ManagedObjectContext {
         }
         var inserted: [ManagedObject] = []
         inserted.reserveCapacity(structs.count)
+        // Room for every part at once, not grown part by part.
+        reserveCapacity(structs.count, of: info)
         let result = try store.apply(streaming: { send in
             var start = 0
             while start < order.count {
