@@ -70,50 +70,60 @@ extension PostgresStore {
         return try withRetries {
             try withRunner { runner in
                 try runner.transaction { runner in
-                    var executions: [SaveExecution] = []
+                    let recorder = SaveExecution.Recorder()
                     var handlers: [(QueryResult) throws -> Void] = []
-                    let (_, results) = try runner.pipelined { pipe in
-                        func send(_ plan: SavePlan) throws {
-                            let execution = SaveExecution(plan: plan, statements: statements, runner: runner)
-                            executions.append(execution)
-                            try execution.sendInserts { sql, handle in
-                                try pipe.send(sql)
-                                handlers.append(handle)
+                    var handled = 0
+                    // Each result is handled as it arrives and released: the pipeline never holds them all.
+                    _ = try runner.pipelined(
+                        { pipe in
+                            func send(_ plan: SavePlan) throws {
+                                let execution = SaveExecution(
+                                    plan: plan, statements: statements, runner: runner, recorder: recorder)
+                                try execution.sendInserts { sql, handle in
+                                    try pipe.send(sql)
+                                    handlers.append(handle)
+                                }
                             }
-                        }
-                        if produced {
-                            for part in parts { try send(part.plan) }
-                            return
-                        }
-                        // A lost connection must not stop `produce` half way (it could not be called again
-                        // for a retry): the parts are still taken, and the error is thrown once it returns.
-                        var lost: (any Error)?
-                        try produce { changes in
-                            guard !changes.isEmpty else { return }
-                            try changes.validate(against: index)
-                            let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
-                            parts.append((changes, plan))
-                            guard lost == nil else { return }
-                            do {
-                                try send(plan)
-                            } catch  where Self.retryReason(error) != nil {
-                                lost = error
+                            if produced {
+                                for part in parts { try send(part.plan) }
+                                return
                             }
-                        }
-                        produced = true
-                        if let lost { throw lost }
-                    }
-                    guard results.count == handlers.count else {
+                            // A lost connection must not stop `produce` half way (it could not be called again
+                            // for a retry): the parts are still taken, and the error is thrown once it returns.
+                            var lost: (any Error)?
+                            try produce { changes in
+                                guard !changes.isEmpty else { return }
+                                try changes.validate(against: index)
+                                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                                // The parts' own changes only for the notification (the plans hold the rows).
+                                parts.append((channel == nil ? ChangeSet() : changes, plan))
+                                guard lost == nil else { return }
+                                do {
+                                    try send(plan)
+                                } catch {
+                                    guard Self.retryReason(error) != nil else { throw error }
+                                    lost = error
+                                }
+                            }
+                            produced = true
+                            if let lost { throw lost }
+                        },
+                        each: { index, result in
+                            guard index < handlers.count else {
+                                throw PostgresStoreError(
+                                    .unexpectedResult,
+                                    "\(handlers.count) statements sent, a result for statement \(index)")
+                            }
+                            try handlers[index](result)
+                            handled += 1
+                        })
+                    guard handled == handlers.count else {
                         throw PostgresStoreError(
-                            .unexpectedResult, "\(handlers.count) statements sent, \(results.count) results")
+                            .unexpectedResult, "\(handlers.count) statements sent, \(handled) results")
                     }
-                    for (handle, result) in zip(handlers, results) { try handle(result) }
-                    var saved = SaveResult()
-                    for execution in executions {
-                        let written = execution.written
-                        saved.permanentIDs.merge(written.permanentIDs) { $1 }
-                        saved.versions.merge(written.versions) { $1 }
-                    }
+                    // The handlers hold the parts' rows; they are done.
+                    handlers.removeAll()
+                    let saved = recorder.result
                     if let channel {
                         var whole = ChangeSet()
                         for part in parts { whole.inserts += part.changes.inserts }

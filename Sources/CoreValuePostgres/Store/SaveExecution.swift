@@ -11,7 +11,17 @@ final class SaveExecution {
     let plan: SavePlan
     let statements: WriteStatements
     let runner: StatementRunner
-    private var result = SaveResult()
+    /// Where the keys and versions written go: one per save, shared by the executions of a streamed
+    /// save's parts, so that their results are never merged.
+    final class Recorder {
+        var result = SaveResult()
+    }
+
+    private let recorder: Recorder
+    private var result: SaveResult {
+        get { recorder.result }
+        _modify { yield &recorder.result }
+    }
 
     /// A foreign key of a new row whose destination was not inserted yet when the row was.
     private struct PendingLink {
@@ -21,7 +31,8 @@ final class SaveExecution {
         var target: ManagedObjectID
     }
 
-    init(plan: SavePlan, statements: WriteStatements, runner: StatementRunner) {
+    init(plan: SavePlan, statements: WriteStatements, runner: StatementRunner, recorder: Recorder = Recorder()) {
+        self.recorder = recorder
         self.plan = plan
         self.statements = statements
         self.runner = runner
@@ -44,7 +55,7 @@ final class SaveExecution {
     }
 
     /// Sends the plan's inserts and upserts through `emit` (a pipeline) without waiting for their results:
-    /// the part of a streamed save. The keys and versions are in ``result`` once every result was handled.
+    /// the part of a streamed save. The keys and versions are in the recorder once every result was handled.
     ///
     /// - Throws: `CVManagedStructError.invalidObject` for a plan with anything but inserts of rows without
     ///   foreign keys (what a streamed part may hold); what `emit` throws.
@@ -60,9 +71,6 @@ final class SaveExecution {
                 message: "a part of a streamed save may only insert rows whose foreign keys are known")
         }
     }
-
-    /// The keys and versions of what was written so far.
-    var written: SaveResult { result }
 
     private func insertAll(_ emit: Emit, pending: inout [PendingLink]) throws {
         for group in plan.inserts {

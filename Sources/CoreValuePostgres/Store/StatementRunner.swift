@@ -76,11 +76,14 @@ extension StatementRunner {
     ///
     /// - Throws: What `body` throws; the server's `DatabaseError` for the first failing statement; the
     ///   driver's errors.
-    func pipelined<T>(_ body: (PipelinedRunner) throws -> T) throws -> (value: T, results: [QueryResult]) {
+    func pipelined<T>(
+        _ body: (PipelinedRunner) throws -> T, each: ((Int, QueryResult) throws -> Void)? = nil
+    ) throws -> (value: T, results: [QueryResult]) {
         try cancellation?.checkCancellation()
         counter.record { $0.roundTrips += 1 }
         do {
-            return try connection.pipelined { sender in try body(PipelinedRunner(runner: self, sender: sender)) }
+            return try connection.pipelined(
+                { sender in try body(PipelinedRunner(runner: self, sender: sender)) }, each: each)
         } catch let error as PipelineError {
             // The statement's own error, as `run(_:)` throws it: retries and conflicts are told apart by it.
             throw error.error

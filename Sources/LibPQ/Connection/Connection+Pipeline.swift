@@ -102,10 +102,12 @@ extension Connection {
 
     /// Flushes and reads until the sync's result, attributing each result to its statement.
     func collectPipelineResults(
-        _ handle: OpaquePointer, _ statements: [PipelineStatement]
+        _ handle: OpaquePointer, _ statements: [PipelineStatement],
+        each: ((Int, QueryResult) throws -> Void)? = nil
     ) throws -> [QueryResult] {
         var results: [QueryResult] = []
-        results.reserveCapacity(statements.count)
+        results.reserveCapacity(each == nil ? statements.count : 0)
+        var handled = 0
         var failure: (index: Int, error: any Error)?
         var current = 0  // the statement whose result comes next
         var currentAnswered = false
@@ -134,16 +136,26 @@ extension Connection {
                         }
                         throw failure.error
                     }
-                    guard results.count == statements.count else {
+                    guard results.count + handled == statements.count else {
                         throw LibPQError(
-                            .pipelineFailed, "got \(results.count) results for \(statements.count) statements")
+                            .pipelineFailed,
+                            "got \(results.count + handled) results for \(statements.count) statements")
                     }
                     return results
                 }
                 currentAnswered = true
                 switch status {
                 case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                    results.append(QueryResult(taking: result))
+                    let taken = QueryResult(taking: result)
+                    if let each {
+                        // Handed over and released at once; a failure is thrown once the pipeline is drained.
+                        if failure == nil {
+                            do { try each(handled, taken) } catch { failure = (handled, error) }
+                        }
+                        handled += 1
+                    } else {
+                        results.append(taken)
+                    }
                 case PGRES_PIPELINE_ABORTED:
                     PQclear(result)
                 default:
@@ -194,13 +206,17 @@ extension Connection {
     /// per statement, in order (one round trip for all of them).
     ///
     /// Use it inside an explicit transaction (``withTransaction(isolation:readOnly:_:)``): outside one, the
-    /// statements form an implicit transaction that the sync commits. When `body` or a statement fails,
+    /// statements form an implicit transaction that the sync commits. With `each`, every result is handed to
+    /// it (with the statement's position) as soon as it arrives and then released, instead of being returned:
+    /// a long pipeline never holds all its results at once. When `body`, `each` or a statement fails,
     /// the statements sent are abandoned (the sync follows a failing one, so nothing they did survives the
     /// transaction), the connection leaves pipeline mode, and the error is thrown.
     ///
     /// - Throws: What `body` throws; ``PipelineError`` with the failing statement's index and its
     ///   ``DatabaseError``; ``LibPQError`` `.pipelineFailed`, `.connectionLost` or `.connectionClosed`.
-    public func pipelined<T>(_ body: (PipelineSender) throws -> T) throws -> (value: T, results: [QueryResult]) {
+    public func pipelined<T>(
+        _ body: (PipelineSender) throws -> T, each: ((Int, QueryResult) throws -> Void)? = nil
+    ) throws -> (value: T, results: [QueryResult]) {
         let handle = try requireHandle()
         let wasIdle = PQtransactionStatus(handle) == PQTRANS_IDLE
         guard PQenterPipelineMode(handle) == 1 else {
@@ -223,7 +239,7 @@ extension Connection {
             abandonPipeline(handle, sender.box.statements, implicitTransaction: wasIdle)
             throw error
         }
-        return (value, try collectPipelineResults(handle, sender.box.statements))
+        return (value, try collectPipelineResults(handle, sender.box.statements, each: each))
     }
 
     /// Writes what libpq holds for the server, as far as the socket takes it now, without waiting: the rest
