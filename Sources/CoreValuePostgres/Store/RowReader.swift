@@ -18,31 +18,30 @@ struct RowReader {
         var snapshots: [RowSnapshot] = []
         snapshots.reserveCapacity(result.rowCount)
         let serverTypes = result.columns.map(\.type)
+        // Per column, what the rows need: plain values, not the model's structs (copying those per cell
+        // retained and released their names).
+        let types = entity.attributes.map(\.type)
+        let foreignKeyNames = foreignKeys.map(\.name)
+        let toOneNames = entity.relationships.filter { !$0.isToMany }.map(\.name)
+        let toManyNames = entity.relationships.filter(\.isToMany).map(\.name)
         for row in 0..<result.rowCount {
             let key = try result.decode(Int64.self, row: row, column: 0)
             let version = try result.decode(Int64.self, row: row, column: 1)
             var values: [AttributeValue?] = []
-            values.reserveCapacity(entity.attributes.count)
-            for (offset, attribute) in entity.attributes.enumerated() {
+            values.reserveCapacity(types.count)
+            for (offset, type) in types.enumerated() {
                 let column = attributeStart + offset
                 values.append(
                     try BindEncoding.attributeValue(
-                        result, row: row, column: column, type: attribute.type,
-                        serverType: serverTypes[column]))
+                        result, row: row, column: column, type: type, serverType: serverTypes[column]))
             }
             let attributes = AttributeValues(layout: layout, complete: values)
             var toOne: [String: Int64?] = [:]
             var toMany: [String: [Int64]] = [:]
-            for relationship in entity.relationships {
-                if relationship.isToMany {
-                    toMany[relationship.name] = []
-                } else {
-                    toOne[relationship.name] = .some(nil)
-                }
-            }
-            for (offset, relationship) in foreignKeys.enumerated() {
-                toOne[relationship.name] = .some(
-                    try result.decodeIfPresent(Int64.self, row: row, column: foreignKeyStart + offset))
+            for name in toManyNames { toMany[name] = [] }
+            for name in toOneNames { toOne[name] = .some(nil) }
+            for (offset, name) in foreignKeyNames.enumerated() {
+                toOne[name] = .some(try result.decodeIfPresent(Int64.self, row: row, column: foreignKeyStart + offset))
             }
             snapshots.append(
                 RowSnapshot(
