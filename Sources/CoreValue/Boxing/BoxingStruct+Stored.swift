@@ -38,10 +38,20 @@ extension BoxingStruct {
                     fetchOffset: fetchOffset)
             }
         }
-        return try store.fetch(request).map { snapshot in
-            let object = ManagedObject(info: info, objectID: snapshot.id, context: nil)
+        let snapshots = try store.fetch(request)
+        var structs: [T] = []
+        structs.reserveCapacity(snapshots.count)
+        // One ephemeral object carries row after row: a struct holds values, not its object, so the next
+        // row may reuse it. Should `fromObject` have kept it, the next row gets a new one.
+        var object = ManagedObject(info: info, objectID: .temporary(info.name), context: nil)
+        for snapshot in snapshots {
+            if !isKnownUniquelyReferenced(&object) {
+                object = ManagedObject(info: info, objectID: snapshot.id, context: nil)
+            }
+            object.objectID = snapshot.id
             object.loadAttributes(from: snapshot)
-            return try T.unbox(.object(object))
+            structs.append(try T.unbox(.object(object)))
         }
+        return structs
     }
 }
