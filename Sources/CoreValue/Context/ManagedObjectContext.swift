@@ -136,7 +136,7 @@ public final class ManagedObjectContext {
     /// Inserts a new object of an entity with its default values, not yet in the unique index: the caller
     /// sets its unique attributes first, then calls `addUnique` (as ``insert(entityName:)`` does at once).
     func insertObject(_ info: EntityIndex) -> ManagedObject {
-        let object = ManagedObject(info: info, objectID: .temporary(info.name), context: self)
+        let object = ManagedObject(info: info, objectID: .temporary(info.name), handle: handle)
         object.isInsertedFlag = true
         registry[info.name, default: [:]][object.objectID] = object
         pendingInserts.append(object)
@@ -220,7 +220,7 @@ public final class ManagedObjectContext {
             }
             return object
         }
-        let object = ManagedObject(info: info, objectID: snapshot.id, context: self)
+        let object = ManagedObject(info: info, objectID: snapshot.id, handle: handle)
         load(snapshot, into: object)
         objects[snapshot.id] = object
         if !missingIDs.isEmpty { missingIDs.remove(snapshot.id) }
