@@ -30,7 +30,7 @@ extension PostgresStore {
         return try withRetries {
             try withRunner { runner in
                 try runner.transaction { runner in
-                    var execution = SaveExecution(plan: plan, statements: statements, runner: runner)
+                    let execution = SaveExecution(plan: plan, statements: statements, runner: runner)
                     let result = try execution.run()
                     if let channel {
                         // Inside the transaction: PostgreSQL delivers it on commit only, never for a rollback.
