@@ -40,33 +40,9 @@ extension Connection {
         _ handle: OpaquePointer, _ statements: [PipelineStatement], _ encoded: [EncodedParameters]
     ) throws -> [QueryResult] {
         if statements.isEmpty { return [] }
-        let wasIdle = PQtransactionStatus(handle) == PQTRANS_IDLE
-        guard PQenterPipelineMode(handle) == 1 else {
-            throw LibPQError(.pipelineFailed, "could not enter pipeline mode: \(errorMessage(handle))")
-        }
-        guard PQsetnonblocking(handle, 1) == 0 else {
-            _ = PQexitPipelineMode(handle)
-            throw LibPQError(.pipelineFailed, "could not make the connection non-blocking: \(errorMessage(handle))")
-        }
-        defer {
-            _ = PQsetnonblocking(handle, 0)
-            _ = PQexitPipelineMode(handle)
-        }
-        var sent = 0
-        do {
-            for (statement, parameters) in zip(statements, encoded) {
-                let accepted = try parameters.withUnsafePointers { count, types, values, lengths, formats in
-                    PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
-                }
-                guard accepted == 1 else { throw pipelineSendError(handle, statement.sql) }
-                sent += 1
-            }
-            guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
-        } catch {
-            abandonPipeline(handle, Array(statements.prefix(sent)), implicitTransaction: wasIdle)
-            throw error
-        }
-        return try collectPipelineResults(handle, statements)
+        return try pipelined { sender in
+            for (statement, parameters) in zip(statements, encoded) { try sender.send(statement.sql, parameters) }
+        }.results
     }
 
     /// A statement that fails on purpose, so that the implicit transaction of a half-sent pipeline aborts.
@@ -183,7 +159,11 @@ public struct PipelineSender {
     ///   `.connectionLost`. The pipeline is then abandoned by ``Connection/pipelined(_:)``.
     public func send(_ sql: String, _ parameters: [PostgresValue] = []) throws {
         try sql.checkNoNUL("the SQL text")
-        let encoded = try EncodedParameters(parameters)
+        try send(sql, try EncodedParameters(parameters))
+    }
+
+    /// Sends one statement whose SQL was checked and whose parameters are encoded.
+    func send(_ sql: String, _ encoded: EncodedParameters) throws {
         let accepted = try encoded.withUnsafePointers { count, types, values, lengths, formats in
             PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
         }
