@@ -23,13 +23,16 @@ extension ManagedObjectContext {
             changes.relationships += memberLists(object, keys: object.info.relationships.keys.sorted())
         }
         for object in changed {
-            var keys = Array(object.originalAttributes.keys)
-            if object.isIdentifiedByValue {
-                let written = object.identifiedAttributes ?? Set(object.info.entity.attributes.map(\.name))
-                keys = Array(written.union(keys))
+            var attributes: AttributeValues
+            if object.isIdentifiedByValue, object.identifiedAttributes == nil {
+                // A unique struct with every attribute wrote the row: all of its values, shared as they are.
+                attributes = object.attributes
+            } else {
+                var keys = Set(object.originalAttributes.keys)
+                if object.isIdentifiedByValue, let written = object.identifiedAttributes { keys.formUnion(written) }
+                attributes = AttributeValues(layout: object.info.layout)
+                for key in keys { attributes[key] = object.attributes[key] ?? .null }
             }
-            var attributes = AttributeValues(layout: object.info.layout)
-            for key in keys { attributes[key] = object.attributes[key] ?? .null }
             try checkRequired(object, attributes)
             var toOne: [String: ManagedObjectID?] = [:]
             // A unique struct's own foreign keys go with its whole tuple, changed or not.
