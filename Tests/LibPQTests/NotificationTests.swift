@@ -48,7 +48,9 @@ import Testing
     func hugeTimeoutWaitsOnTheSocket(_ timeout: Duration) throws {
         try TestDatabase.withSchema { listener, _ in
             let url = try #require(TestDatabase.url)
-            try listener.listen("late")
+            // A channel of this case's own: the cases run at once, and a channel is shared by the database.
+            let channel = "late_\(UUID().uuidString.prefix(8).lowercased())"
+            try listener.listen(channel)
             #expect(try listener.waitForNotifications(timeout: .zero).isEmpty)
             // Nothing is queued, so the wait computes its poll() timeout (this overflowed) and then sleeps in
             // poll() until the other thread's notification arrives.
@@ -56,7 +58,7 @@ import Testing
                 for _ in 0..<3 {
                     guard let connection = try? Connection(url) else { continue }
                     defer { connection.close() }
-                    if (try? connection.notify("late", payload: "woke up")) != nil { return }
+                    if (try? connection.notify(channel, payload: "woke up")) != nil { return }
                 }
             }
             sender.start()
