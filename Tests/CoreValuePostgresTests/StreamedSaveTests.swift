@@ -108,6 +108,53 @@ import Testing
         }
     }
 
+    @Test func aConnectionKilledMidStreamIsRetriedWithTheSamePartsAndSavesEachStructOnce() throws {
+        let killer = KillOnce()
+        try TestDatabase.withExampleStore(poolSize: 1) { configuration in
+            configuration.onEvent = { event in
+                // Once the second part's upsert went out: the store's backend is terminated while the
+                // third part is still being boxed.
+                guard event.kind == .statement, event.sql?.hasPrefix("INSERT INTO") == true else { return }
+                killer.count += 1
+                if killer.count == 2 { killer.kill() }
+            }
+        } _: { store, url, schema in
+            killer.url = url
+            killer.schema = schema
+            let context = ManagedObjectContext(store: store)
+            let before = store.statistics
+            try Self.products(4_500).saveAll(context)
+            #expect(killer.killed == 1)
+            #expect(store.statistics.since(before).retries == 1)
+            #expect(!context.hasChanges)
+            let stored: [Product] = try Product.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+            #expect(stored.map(\.id) == Array(1...4_500))
+            #expect(stored[6] == Product(id: 7, name: "last", price: 77))
+            let versions = try store.fetch(FetchRequest(entityName: "Product")).map(\.version)
+            // Written once: the killed attempt rolled back.
+            #expect(versions.allSatisfy { $0 == 1 })
+        }
+    }
+
+    /// Terminates the store's backend (the one whose last statement names the test's schema) once.
+    final class KillOnce: @unchecked Sendable {
+        var url = ""
+        var schema = ""
+        var count = 0
+        var killed = 0
+
+        func kill() {
+            guard let admin = try? Connection(url) else { return }
+            defer { admin.close() }
+            let result = try? admin.query(
+                "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
+                    + "WHERE pid <> pg_backend_pid() AND query LIKE $1",
+                [try PostgresValue("%" + schema + "%")])
+            killed = (try? result?.decode(Int64.self, row: 0, column: 0)).flatMap { $0 }.map(Int.init) ?? 0
+        }
+    }
+
     @Test func twoBulkLoadsOfOverlappingStructsInOppositeOrdersDoNotDeadlock() throws {
         try TestDatabase.withExampleStore(poolSize: 2) { store, _, _ in
             let before = store.statistics
