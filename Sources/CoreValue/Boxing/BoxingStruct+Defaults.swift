@@ -215,6 +215,11 @@ extension Array where Element: BoxingUniqueStruct {
     /// not registered in the context, are not looked up first: the save's `INSERT ... ON CONFLICT ... DO
     /// UPDATE` inserts or updates them in the one statement, with the same result.
     ///
+    /// A bulk load (more than 2,000 such elements, into a context with no other unsaved change and no object
+    /// of the entity) is streamed: the elements are boxed in parts of 2,000 in identifier order, and the store
+    /// writes each part while the next is boxed (`PostgresStore` pipelines them). It is still one
+    /// transaction with the same result: everything or nothing, the last of equal identifiers winning.
+    ///
     /// - Throws: Boxing and save errors.
     public func saveAll(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
