@@ -305,12 +305,36 @@ start_pgbouncer() {
     [[ -x "$PGBOUNCER" ]] || die "pgbouncer not found; run scripts/install-deps.sh ha"
     port_busy "$PORT_PGB" && die "port $PORT_PGB of pgbouncer is taken by another program"
     as_owner touch "$PGB_LOG"
-    # 2000 clients need more descriptors than the usual soft limit (runuser resets it): raise it to the hard one.
-    # shellcheck disable=SC2016 # (expanded by the inner shell)
-    as_owner bash -c 'ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; exec "$@"' pgbouncer \
-        "$PGBOUNCER" -d -q "$PGB_INI" </dev/null >>"$PGB_LOG" 2>&1 9>&- \
-        || { tail -n 20 "$PGB_LOG" >&2; die "pgbouncer did not start; log above"; }
-    wait_for "pgbouncer to listen on port $PORT_PGB (log: $PGB_LOG)" pgb_ready
+    local attempt
+    # A second attempt when the first never listens (once, in CI, it did not within a minute, and its
+    # log was gone with .db/ha): the log is printed either way.
+    for attempt in 1 2; do
+        # 2000 clients need more descriptors than the usual soft limit (runuser resets it): raise it to the
+        # hard one.
+        # shellcheck disable=SC2016 # (expanded by the inner shell)
+        as_owner bash -c 'ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; exec "$@"' pgbouncer \
+            "$PGBOUNCER" -d -q "$PGB_INI" </dev/null >>"$PGB_LOG" 2>&1 9>&- \
+            || { tail -n 20 "$PGB_LOG" >&2; die "pgbouncer did not start; log above"; }
+        if pgb_ready_or_gone; then return 0; fi
+        say "pgbouncer did not listen on port $PORT_PGB (attempt $attempt); its log:"
+        tail -n 20 "$PGB_LOG" >&2
+        stop_pgbouncer || true
+        # A pid file of the one that died would end the next wait at once.
+        as_owner rm -f "$PGB_PID"
+    done
+    die "pgbouncer did not listen on port $PORT_PGB (log: $PGB_LOG)"
+}
+
+# pgb_ready_or_gone: waits until pgbouncer answers (0), or until its process has gone or half the timeout
+# passed (1).
+pgb_ready_or_gone() {
+    local deadline=$(($(date +%s) + TIMEOUT / 2))
+    until pgb_ready; do
+        # Once its pid file names a process that is gone, it is not coming up.
+        if [[ -f "$PGB_PID" ]] && ! pgb_pid >/dev/null; then return 1; fi
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.1
+    done
 }
 
 stop_pgbouncer() {
