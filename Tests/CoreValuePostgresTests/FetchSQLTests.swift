@@ -125,31 +125,27 @@ import Testing
         }
     }
 
-    @Test func relationshipsLoadInOneStatementEach() throws {
+    @Test func rowStatementsReadTheirLinksAsKeyArrays() throws {
         let model = ExampleModel.model
         let company = try model.entity("Company")
         let employee = try model.entity("Employee")
         let shop = try model.entity("Shop")
         #expect(statements.separatelyLoaded(shop).map(\.name) == ["products"])
-        let employees = try #require(company.relationship(named: "employees"))
-        let ordered = try #require(statements.links(of: employees, in: company, sources: [1, 2]))
+        // An ordered to-many: its members by position.
         #expect(
-            ordered.text
-                == #"SELECT "owner", "member" FROM "s"."Company_employees" WHERE "owner" = ANY($1::bigint[]) ORDER BY "owner", "position""#
-        )
-        #expect(ordered.binds == [.int64Array([1, 2])])
-        let companyOf = try #require(employee.relationship(named: "company"))
-        let inverse = try #require(statements.links(of: companyOf, in: employee, sources: [3]))
+            statements.rows(of: company, primaryKeys: [1]).text.contains(
+                #"ARRAY(SELECT j."member" FROM "s"."Company_employees" AS j WHERE j."owner" = t."_pk" ORDER BY j."position")"#
+            ))
+        // The to-one side of a one-to-many kept in the other entity's join table.
         #expect(
-            inverse.text
-                == #"SELECT "member", "owner" FROM "s"."Company_employees" WHERE "member" = ANY($1::bigint[]) ORDER BY "member", "owner""#
-        )
-        let owner = try #require(shop.relationship(named: "owner"))
-        #expect(statements.links(of: owner, in: shop, sources: [1]) == nil)
+            statements.rows(of: employee, primaryKeys: [3]).text.contains(
+                #"ARRAY(SELECT j."owner" FROM "s"."Company_employees" AS j WHERE j."member" = t."_pk" ORDER BY j."owner")"#
+            ))
         let byKey = statements.rows(of: shop, primaryKeys: [7, 8])
+        // A foreign key is a column of the row; an unordered to-many its members by key.
         #expect(
             byKey.text
-                == #"SELECT t."_pk", t."_version", t."name", t."owner" FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[])"#
+                == #"SELECT t."_pk", t."_version", t."name", t."owner", ARRAY(SELECT j."member" FROM "s"."Shop_products" AS j WHERE j."owner" = t."_pk" ORDER BY j."member") FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[])"#
         )
         let byValue = try statements.rows(of: try model.entity("Product"), key: "id", values: [.int64(1)])
         #expect(byValue.text.hasSuffix(#"WHERE t."id" = ANY($1::integer[])"#))

@@ -17,8 +17,10 @@ import Testing
         let request = try T.fetchRequest(ExampleModel.model, predicate: predicate).validated(in: ExampleModel.model)
         let sql = try statements.rows(for: request)
         let text = sql.text
-        let start = try #require(text.range(of: " WHERE "))
-        let end = try #require(text.range(of: " ORDER BY "))
+        // The statement's own WHERE, after its table (the select list reads relationships with WHEREs of
+        // their own).
+        let start = try #require(text.range(of: " AS t WHERE "))
+        let end = try #require(text.range(of: " ORDER BY ", options: .backwards))
         return (String(text[start.upperBound..<end.lowerBound]), sql.binds)
     }
 

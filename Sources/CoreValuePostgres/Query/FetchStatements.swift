@@ -68,17 +68,35 @@ package struct FetchStatements: Sendable {
         return select(entity) + " WHERE t.\(SQLIdentifier(key)) = ANY(\(typedBind: .array(attribute.type, operands)))"
     }
 
-    /// The relationships of an entity that need a statement of their own (everything but foreign keys).
+    /// The relationships of an entity not stored as a foreign key of its rows: each is read as a key array.
     package func separatelyLoaded(_ entity: Entity) -> [Relationship] {
+        Self.separatelyLoaded(entity, mapping)
+    }
+
+    static func separatelyLoaded(_ entity: Entity, _ mapping: SchemaMapping) -> [Relationship] {
         entity.relationships.filter { mapping.storage(of: $0, in: entity) != .foreignKey }
     }
 
-    /// The `(source, destination)` key pairs of a relationship for many sources, or `nil` for a foreign key
-    /// (read with the rows).
-    package func links(of relationship: Relationship, in entity: Entity, sources: [Int64]) -> SQL? {
-        let keys: SQL = "\(typedBind: .int64Array(sources))"
+    /// The row columns (``RowReader``'s order): key, version, attributes, foreign keys, then, for each
+    /// relationship not stored as a foreign key (``separatelyLoaded(_:)``), its destination keys in order as
+    /// an `int8[]`: one statement reads rows and links together, in one snapshot, with no transaction.
+    private func select(_ entity: Entity) -> SQL {
+        let names =
+            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn] + entity.attributes.map(\.name)
+            + mapping.foreignKeyRelationships(of: entity).map(\.name)
+        var columns = names.map { SQL("t.\(SQLIdentifier($0))") }
+        for relationship in separatelyLoaded(entity) {
+            if let keys = linkedKeys(of: relationship, in: entity) { columns.append(keys) }
+        }
+        return "SELECT \(SQL.joined(columns, separator: ", ")) FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
+    }
+
+    /// `ARRAY(SELECT ...)`: the keys a relationship of the row `t` links to, in the relationship's order
+    /// (position for an ordered one, else key); `nil` for a foreign key (a column of the row itself).
+    private func linkedKeys(of relationship: Relationship, in entity: Entity) -> SQL? {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)
+        let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
         switch mapping.storage(of: relationship, in: entity) {
         case .foreignKey:
             return nil
@@ -86,26 +104,15 @@ package struct FetchStatements: Sendable {
             let table = SQLIdentifier(
                 SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name), schema: schema)
             let order: SQL =
-                relationship.kind == .orderedToMany
-                ? "\(owner), \(SQLIdentifier(SchemaMapping.positionColumn))" : "\(owner), \(member)"
-            return "SELECT \(owner), \(member) FROM \(table) WHERE \(owner) = ANY(\(keys)) ORDER BY \(order)"
+                relationship.kind == .orderedToMany ? "j.\(SQLIdentifier(SchemaMapping.positionColumn))" : "j.\(member)"
+            return "ARRAY(SELECT j.\(member) FROM \(table) AS j WHERE j.\(owner) = t.\(pk) ORDER BY \(order))"
         case .inverseJoinTable(let other, let inverse):
             let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
-            return
-                "SELECT \(member), \(owner) FROM \(table) WHERE \(member) = ANY(\(keys)) ORDER BY \(member), \(owner)"
+            return "ARRAY(SELECT j.\(owner) FROM \(table) AS j WHERE j.\(member) = t.\(pk) ORDER BY j.\(owner))"
         case .inverseForeignKey(let other, let inverse):
             let table = SQLIdentifier(other, schema: schema)
             let column = SQLIdentifier(inverse)
-            let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
-            return "SELECT \(column), \(pk) FROM \(table) WHERE \(column) = ANY(\(keys)) ORDER BY \(column), \(pk)"
+            return "ARRAY(SELECT o.\(pk) FROM \(table) AS o WHERE o.\(column) = t.\(pk) ORDER BY o.\(pk))"
         }
-    }
-
-    private func select(_ entity: Entity) -> SQL {
-        let names =
-            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn] + entity.attributes.map(\.name)
-            + mapping.foreignKeyRelationships(of: entity).map(\.name)
-        let columns = SQL.joined(names.map { "t.\(SQLIdentifier($0))" }, separator: ", ")
-        return "SELECT \(columns) FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
     }
 }

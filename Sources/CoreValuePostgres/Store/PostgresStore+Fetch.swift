@@ -5,8 +5,8 @@ import LibPQ
 extension PostgresStore {
     /// The stored rows that match a request, in the request's order, with every relationship's keys.
     ///
-    /// Sends one statement for the rows and one per relationship not stored as a foreign key (in one
-    /// read-only repeatable-read transaction when there are several).
+    /// Sends one statement: each row carries the keys of the relationships not stored as its own foreign
+    /// keys as arrays.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
     ///   sent; ``PostgresStoreError`` for a NUL character; `DatabaseError` from the server.
@@ -64,8 +64,8 @@ extension PostgresStore {
     /// server-side cursor: memory holds one batch whatever the number of rows.
     ///
     /// One read-only repeatable-read transaction (so every batch and its relationships come from one
-    /// snapshot) that sends `DECLARE ... CURSOR`, then per batch one `FETCH` and one statement per
-    /// relationship loaded separately. The connection is held until the last batch was handed out or `body`
+    /// snapshot) that sends `DECLARE ... CURSOR`, then per batch one `FETCH` (each row carries its
+    /// relationships' keys). The connection is held until the last batch was handed out or `body`
     /// returned `false`. Nothing is retried once a batch was handed out.
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
@@ -95,10 +95,9 @@ extension PostgresStore {
                 while true {
                     // FETCH takes no parameters; the count is an integer of ours.
                     let result = try runner.run(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)")
-                    var batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
+                    let batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
                         from: result)
                     guard !batch.isEmpty else { break }
-                    try loadRelationships(of: entity, into: &batch, runner)
                     delivered = true
                     // Fetches `body` makes on this thread (unboxing a batch loads its relationships) run on
                     // this connection, in this transaction: no second connection, the same snapshot.
@@ -112,8 +111,8 @@ extension PostgresStore {
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
     private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
         guard !queries.isEmpty else { return [] }
-        let needsTransaction =
-            queries.count > 1 || queries.contains { !fetchStatements.separatelyLoaded($0.0).isEmpty }
+        // A statement reads its rows' links too (as key arrays), so only several statements need one snapshot.
+        let needsTransaction = queries.count > 1
         return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, $0) }
     }
 
@@ -141,40 +140,12 @@ extension PostgresStore {
         var snapshots: [RowSnapshot] = []
         for (entity, sql) in queries {
             let layout = try index.entity(entity.name).layout
-            var rows = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(from: runner.run(sql))
-            try loadRelationships(of: entity, into: &rows, runner)
+            let rows = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(from: runner.run(sql))
             // One entity (the usual case): its rows as they are, not copied into a second array.
             if queries.count == 1 { return rows }
             snapshots += rows
         }
         return snapshots
-    }
-
-    private func loadRelationships(of entity: Entity, into rows: inout [RowSnapshot], _ runner: StatementRunner)
-        throws
-    {
-        let relationships = fetchStatements.separatelyLoaded(entity)
-        guard !rows.isEmpty, !relationships.isEmpty else { return }
-        let keys = rows.compactMap(\.id.primaryKey)
-        var index: [Int64: Int] = [:]
-        for (position, key) in keys.enumerated() { index[key] = position }
-        for relationship in relationships {
-            guard let sql = fetchStatements.links(of: relationship, in: entity, sources: keys) else { continue }
-            let result = try runner.run(sql)
-            var links: [Int64: [Int64]] = [:]
-            for row in 0..<result.rowCount {
-                let source = try result.decode(Int64.self, row: row, column: 0)
-                links[source, default: []].append(try result.decode(Int64.self, row: row, column: 1))
-            }
-            for (key, position) in index {
-                let members = links[key] ?? []
-                if relationship.isToMany {
-                    rows[position].toMany[relationship.name] = members
-                } else {
-                    rows[position].toOne[relationship.name] = .some(members.first)
-                }
-            }
-        }
     }
 }
 

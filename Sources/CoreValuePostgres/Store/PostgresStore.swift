@@ -11,7 +11,7 @@ import LibPQ
 /// ```
 ///
 /// Every call sends a fixed number of statements whatever the number of rows: a fetch sends one statement
-/// for its rows and one per relationship loaded separately; an apply sends, in one transaction, one
+/// for its rows and their relationships' keys; an apply sends, in one transaction, one
 /// statement per entity and kind of write, and two per owning to-many relationship changed. All values are
 /// bound; all identifiers are quoted and, when a schema is given, qualified with it. The store is
 /// `Sendable`: it keeps a pool of connections and uses one per call.

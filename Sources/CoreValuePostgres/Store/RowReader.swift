@@ -24,6 +24,9 @@ struct RowReader {
         let foreignKeyNames = foreignKeys.map(\.name)
         let toOneNames = entity.relationships.filter { !$0.isToMany }.map(\.name)
         let toManyNames = entity.relationships.filter(\.isToMany).map(\.name)
+        // After the foreign keys: one key array per relationship kept elsewhere (FetchStatements.select).
+        let linkStart = foreignKeyStart + foreignKeys.count
+        let linked = FetchStatements.separatelyLoaded(entity, mapping).map { ($0.name, $0.isToMany) }
         for row in 0..<result.rowCount {
             let key = try result.decode(Int64.self, row: row, column: 0)
             let version = try result.decode(Int64.self, row: row, column: 1)
@@ -42,6 +45,10 @@ struct RowReader {
             for name in toOneNames { toOne[name] = .some(nil) }
             for (offset, name) in foreignKeyNames.enumerated() {
                 toOne[name] = .some(try result.decodeIfPresent(Int64.self, row: row, column: foreignKeyStart + offset))
+            }
+            for (offset, (name, isToMany)) in linked.enumerated() {
+                let keys = try result.decode([Int64].self, row: row, column: linkStart + offset)
+                if isToMany { toMany[name] = keys } else { toOne[name] = .some(keys.first) }
             }
             snapshots.append(
                 RowSnapshot(
