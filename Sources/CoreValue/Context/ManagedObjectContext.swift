@@ -165,12 +165,20 @@ public final class ManagedObjectContext {
         while start < ids.count {
             let batch = Array(ids[start..<min(start + Self.batchSize, ids.count)])
             let snapshots = try store.fetch(ids: batch)
-            var found = Set<ManagedObjectID>()
-            for snapshot in snapshots {
-                _ = try register(snapshot)
-                found.insert(snapshot.id)
+            // Each entity's run of rows registered at once (with its registry taken out once).
+            var run = snapshots.startIndex
+            while run < snapshots.endIndex {
+                let name = snapshots[run].id.entityName
+                var end = run + 1
+                while end < snapshots.endIndex, snapshots[end].id.entityName == name { end += 1 }
+                _ = try register(Array(snapshots[run..<end]), of: try index.entity(name))
+                run = end
             }
-            for id in batch where !found.contains(id) { missingIDs.insert(id) }
+            // Only when rows are missing: which ones (a set of every ID returned otherwise costs per row).
+            if snapshots.count < batch.count {
+                let found = Set(snapshots.map(\.id))
+                for id in batch where !found.contains(id) { missingIDs.insert(id) }
+            }
             start += Self.batchSize
         }
     }
