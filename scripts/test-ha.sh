@@ -61,12 +61,14 @@ run() {
 
 status=0
 # Every store test, except those that need a session of their own by design: killing a given backend
-# (RetryTests, FailureRecoveryTests, the streamed save whose backend is killed) and LISTEN (ChangeNotificationTests; HighAvailabilityTests hears a
+# (RetryTests, FailureRecoveryTests, the streamed save whose backend is killed, the stream that loses its
+# connection, the pool whose every backend is terminated: behind pgbouncer a backend serves other clients
+# too, and keeps the application_name of an earlier one, so those kills hit other tests) and LISTEN (ChangeNotificationTests; HighAvailabilityTests hears a
 # store behind pgbouncer through its direct listenConnection). The driver's own tests (LibPQTests) test
 # session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections.
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream' \
+    'HighAvailabilityTests|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated' \
     || status=1
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1
 grep -h '^ha: ' "$LOG_DIR"/failover.log >&2 || true
