@@ -364,7 +364,9 @@ cmd_up() {
     load_state || state=$?
     ((state != 2)) || exit 1
     if ((state == 1)); then
-        p=${CV_HA_PORT:-54330}
+        # Below the ephemeral range (32768 and up on Linux): a port there can be the local end of a client
+        # connection still closing, which a server then cannot bind although nothing listens on it.
+        p=${CV_HA_PORT:-25430}
         for a in A B PGB; do
             while port_busy "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
             used+=("$p")

@@ -13,7 +13,7 @@
 # standby made with pg_basebackup -R and a physical replication slot; synchronous replication
 # (synchronous_standby_names = '*', synchronous_commit = on), so a commit the primary acknowledged is on
 # the standby too; and pgbouncer in transaction mode, pointing at the current primary. Three free ports
-# from 54330 up (or $CV_HA_PORT), kept in .db/ha/state. Progress goes to stderr. If everything is already
+# from 25430 up (or $CV_HA_PORT; below the ephemeral range), kept in .db/ha/state. Progress goes to stderr. If everything is already
 # running, the same lines are printed again; what is down is started (a node that is neither the primary
 # nor a standby, as after `ha-ctl.sh failover --no-rebuild`, is rebuilt as the standby).
 # As root, initdb, postgres and pgbouncer run as the `postgres` OS user ($CV_DB_RUN_AS).
