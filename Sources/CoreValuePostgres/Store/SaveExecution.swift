@@ -48,9 +48,28 @@ final class SaveExecution {
         let runner = runner
         try insertAll({ sql, handle in try handle(runner.run(sql)) }, pending: &pending)
         try link(pending)
-        for group in plan.updates { try update(group) }
-        for group in plan.links { try relink(group) }
-        for group in plan.deletes { try delete(group) }
+        // The updates, member lists and deletes need nothing but keys known by now: they go in one pipeline
+        // (one round trip, the server running one while the next is encoded), and each result is checked as
+        // it arrives. A conflict still fails the save before COMMIT, as when they ran one by one.
+        guard !plan.updates.isEmpty || !plan.links.isEmpty || !plan.deletes.isEmpty else { return result }
+        var handlers: [(QueryResult) throws -> Void] = []
+        _ = try runner.pipelined(
+            { pipe in
+                let emit: Emit = { sql, handle in
+                    try pipe.send(sql)
+                    handlers.append(handle)
+                }
+                for group in plan.updates { try update(group, emit) }
+                for group in plan.links { try relink(group, emit) }
+                for group in plan.deletes { try delete(group, emit) }
+            },
+            each: { index, result in
+                guard index < handlers.count else {
+                    throw PostgresStoreError(
+                        .unexpectedResult, "\(handlers.count) statements sent, a result for statement \(index)")
+                }
+                try handlers[index](result)
+            })
         return result
     }
 
@@ -286,7 +305,7 @@ final class SaveExecution {
         }
     }
 
-    private func update(_ group: SavePlan.UpdateGroup) throws {
+    private func update(_ group: SavePlan.UpdateGroup, _ emit: Emit) throws {
         // Key order, and the row locks taken first in one deterministic order (see `WriteStatements.lock`):
         // writers of the same rows in different input orders then queue instead of deadlocking.
         let sorted = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
@@ -316,11 +335,19 @@ final class SaveExecution {
                     name: relationship.name, type: .int64, values: values,
                     isSet: flags(rows.map { $0.toOne[relationship.name] != nil })))
         }
-        let returned = try runner.run(
-            statements.update(
-                table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
-                unlessCurrent: unlessCurrent ? rows.map(\.unlessCurrent) : nil,
-                lockOrder: lockOrder))
+        let sql = statements.update(
+            table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
+            unlessCurrent: unlessCurrent ? rows.map(\.unlessCurrent) : nil, lockOrder: lockOrder)
+        try emit(sql) { [self] returned in
+            try updated(group.entity.name, keys: keys, rows: rows, unlessCurrent: unlessCurrent, returned)
+        }
+    }
+
+    /// Checks an update's result (every checked row written, every row written unless current still there)
+    /// and records the new versions.
+    private func updated(
+        _ entity: String, keys: [Int64], rows: [SavePlan.Row], unlessCurrent: Bool, _ returned: QueryResult
+    ) throws {
         var versions: [Int64: Int64] = [:]
         var existing = Set<Int64>()
         for row in 0..<returned.rowCount {
@@ -330,16 +357,16 @@ final class SaveExecution {
         }
         // A checked row must have been written; a row written unless current must at least still exist.
         let written = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
-        try checkConflicts(group.entity.name, keys: written, found: Set(versions.keys), action: "update")
+        try checkConflicts(entity, keys: written, found: Set(versions.keys), action: "update")
         if unlessCurrent {
-            try checkConflicts(group.entity.name, keys: keys, found: existing, action: "update")
+            try checkConflicts(entity, keys: keys, found: existing, action: "update")
         }
         for key in keys {
-            if let version = versions[key] { result.versions[.permanent(group.entity.name, key)] = version }
+            if let version = versions[key] { result.versions[.permanent(entity, key)] = version }
         }
     }
 
-    private func relink(_ group: SavePlan.LinkGroup) throws {
+    private func relink(_ group: SavePlan.LinkGroup, _ emit: Emit) throws {
         var owners: [Int64] = []
         var pairs: [(owner: Int64, member: Int64)] = []
         var positions: [Int32] = []
@@ -359,10 +386,10 @@ final class SaveExecution {
         }
         let table = SchemaMapping.joinTableName(entity: group.entity.name, relationship: group.relationship.name)
         let detach = plan.mapping.model.inverse(of: group.relationship).map { !$0.relationship.isToMany } ?? false
-        try runner.run(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach))
+        try emit(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach)) { _ in }
         let ordered = group.relationship.kind == .orderedToMany
         if !pairs.isEmpty {
-            try runner.run(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil))
+            try emit(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil)) { _ in }
         }
         // Both sides ordered: each has its own table; keep the other one holding the same pairs.
         if ordered, let inverse = plan.mapping.model.inverse(of: group.relationship),
@@ -371,18 +398,19 @@ final class SaveExecution {
             let other = SchemaMapping.joinTableName(
                 entity: inverse.entity.name, relationship: inverse.relationship.name)
             for statement in statements.mirror(joinTable: other, owners: owners, pairs: pairs) {
-                try runner.run(statement)
+                try emit(statement) { _ in }
             }
         }
     }
 
-    private func delete(_ group: SavePlan.DeleteGroup) throws {
+    private func delete(_ group: SavePlan.DeleteGroup, _ emit: Emit) throws {
         let sorted = zip(group.keys, group.versions).sorted { $0.0 < $1.0 }
-        let returned = try runner.run(
-            statements.delete(from: group.entity.name, keys: sorted.map(\.0), versions: sorted.map(\.1)))
-        var found = Set<Int64>()
-        for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
-        try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")
+        let sql = statements.delete(from: group.entity.name, keys: sorted.map(\.0), versions: sorted.map(\.1))
+        try emit(sql) { [self] returned in
+            var found = Set<Int64>()
+            for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
+            try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")
+        }
     }
 
     private func checkConflicts(_ entity: String, keys: [Int64], found: Set<Int64>, action: String) throws {
