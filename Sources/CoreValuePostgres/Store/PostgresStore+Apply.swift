@@ -19,10 +19,7 @@ extension PostgresStore {
     ///   connection broke during `COMMIT`. Nothing was changed unless the outcome is unknown.
     @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
         guard !changes.isEmpty else { return SaveResult() }
-        guard !isReadOnly else {
-            throw PostgresStoreError(
-                .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
-        }
+        try requireWritable()
         try changes.validate(against: index)
         let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
         let statements = writeStatements
@@ -32,11 +29,7 @@ extension PostgresStore {
                 try runner.transaction { runner in
                     let execution = SaveExecution(plan: plan, statements: statements, runner: runner)
                     let result = try execution.run()
-                    if let channel {
-                        // Inside the transaction: PostgreSQL delivers it on commit only, never for a rollback.
-                        let payload = ChangePayload(changes: changes, result: result).encoded()
-                        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
-                    }
+                    if let channel { try Self.notify(channel, changes, result, runner) }
                     return result
                 }
             }
@@ -58,10 +51,7 @@ extension PostgresStore {
     @_spi(StoreImplementation) public func apply(
         streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
     ) throws -> SaveResult {
-        guard !isReadOnly else {
-            throw PostgresStoreError(
-                .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
-        }
+        try requireWritable()
         let statements = writeStatements
         let channel = notificationChannel
         // The parts as produced: `produce` runs once, and a retried transaction sends them again.
@@ -71,68 +61,62 @@ extension PostgresStore {
             try withRunner { runner in
                 try runner.transaction { runner in
                     let recorder = SaveExecution.Recorder()
-                    var handlers: [(QueryResult) throws -> Void] = []
-                    var handled = 0
                     // Each result is handled as it arrives and released: the pipeline never holds them all.
-                    _ = try runner.pipelined(
-                        { pipe in
-                            func send(_ plan: SavePlan) throws {
-                                let execution = SaveExecution(
-                                    plan: plan, statements: statements, runner: runner, recorder: recorder)
-                                try execution.sendInserts { sql, handle in
-                                    try pipe.send(sql)
-                                    handlers.append(handle)
-                                }
+                    try runner.pipelined { emit in
+                        func send(_ plan: SavePlan) throws {
+                            try SaveExecution(plan: plan, statements: statements, runner: runner, recorder: recorder)
+                                .sendInserts(emit)
+                        }
+                        if produced {
+                            for part in parts { try send(part.plan) }
+                            return
+                        }
+                        // A lost connection must not stop `produce` half way (it could not be called again for
+                        // a retry): the parts are still taken, and the error is thrown once it returns.
+                        var lost: (any Error)?
+                        try produce { changes in
+                            guard !changes.isEmpty else { return }
+                            try changes.validate(against: index)
+                            let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                            // The parts' own changes only for the notification (the plans hold the rows).
+                            parts.append((channel == nil ? ChangeSet() : changes, plan))
+                            guard lost == nil else { return }
+                            do {
+                                try send(plan)
+                            } catch {
+                                guard Self.retryReason(error) != nil else { throw error }
+                                lost = error
                             }
-                            if produced {
-                                for part in parts { try send(part.plan) }
-                                return
-                            }
-                            // A lost connection must not stop `produce` half way (it could not be called again
-                            // for a retry): the parts are still taken, and the error is thrown once it returns.
-                            var lost: (any Error)?
-                            try produce { changes in
-                                guard !changes.isEmpty else { return }
-                                try changes.validate(against: index)
-                                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
-                                // The parts' own changes only for the notification (the plans hold the rows).
-                                parts.append((channel == nil ? ChangeSet() : changes, plan))
-                                guard lost == nil else { return }
-                                do {
-                                    try send(plan)
-                                } catch {
-                                    guard Self.retryReason(error) != nil else { throw error }
-                                    lost = error
-                                }
-                            }
-                            produced = true
-                            if let lost { throw lost }
-                        },
-                        each: { index, result in
-                            guard index < handlers.count else {
-                                throw PostgresStoreError(
-                                    .unexpectedResult,
-                                    "\(handlers.count) statements sent, a result for statement \(index)")
-                            }
-                            try handlers[index](result)
-                            handled += 1
-                        })
-                    guard handled == handlers.count else {
-                        throw PostgresStoreError(
-                            .unexpectedResult, "\(handlers.count) statements sent, \(handled) results")
+                        }
+                        produced = true
+                        if let lost { throw lost }
                     }
-                    // The handlers hold the parts' rows; they are done.
-                    handlers.removeAll()
                     let saved = recorder.result
                     if let channel {
                         var whole = ChangeSet()
                         for part in parts { whole.inserts += part.changes.inserts }
-                        let payload = ChangePayload(changes: whole, result: saved).encoded()
-                        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
+                        try Self.notify(channel, whole, saved, runner)
                     }
                     return saved
                 }
             }
         }
+    }
+
+    /// Throws ``PostgresStoreError/Code/readOnlyStore`` for a store opened read-only, before anything is sent.
+    private func requireWritable() throws {
+        guard !isReadOnly else {
+            throw PostgresStoreError(
+                .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")
+        }
+    }
+
+    /// Sends a save's change notification, inside its transaction: PostgreSQL delivers it on commit only,
+    /// never for a rollback.
+    private static func notify(_ channel: String, _ changes: ChangeSet, _ result: SaveResult, _ runner: StatementRunner)
+        throws
+    {
+        let payload = ChangePayload(changes: changes, result: result).encoded()
+        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
     }
 }

@@ -6,7 +6,7 @@ import LibPQ
 final class SaveExecution {
     /// Where a statement goes and what becomes of its result: run at once (``run()``), or sent in a pipeline
     /// and handled when its result arrives (``sendInserts(_:)``, a streamed save).
-    typealias Emit = (SQL, @escaping (QueryResult) throws -> Void) throws -> Void
+    typealias Emit = StatementRunner.Emit
 
     let plan: SavePlan
     let statements: WriteStatements
@@ -52,24 +52,11 @@ final class SaveExecution {
         // (one round trip, the server running one while the next is encoded), and each result is checked as
         // it arrives. A conflict still fails the save before COMMIT, as when they ran one by one.
         guard !plan.updates.isEmpty || !plan.links.isEmpty || !plan.deletes.isEmpty else { return result }
-        var handlers: [(QueryResult) throws -> Void] = []
-        _ = try runner.pipelined(
-            { pipe in
-                let emit: Emit = { sql, handle in
-                    try pipe.send(sql)
-                    handlers.append(handle)
-                }
-                for group in plan.updates { try update(group, emit) }
-                for group in plan.links { try relink(group, emit) }
-                for group in plan.deletes { try delete(group, emit) }
-            },
-            each: { index, result in
-                guard index < handlers.count else {
-                    throw PostgresStoreError(
-                        .unexpectedResult, "\(handlers.count) statements sent, a result for statement \(index)")
-                }
-                try handlers[index](result)
-            })
+        try runner.pipelined { emit in
+            for group in plan.updates { try update(group, emit) }
+            for group in plan.links { try relink(group, emit) }
+            for group in plan.deletes { try delete(group, emit) }
+        }
         return result
     }
 

@@ -19,12 +19,7 @@ struct StatementRunner {
     ///   statements bind arrays and stay far below); the driver's errors (`DatabaseError` from the server).
     @discardableResult
     func run(_ sql: SQL) throws -> QueryResult {
-        let binds = sql.binds
-        guard binds.count <= 65_535 else {
-            throw PostgresStoreError(.invalidValue, "a statement has \(binds.count) parameters; the limit is 65,535")
-        }
-        try cancellation?.checkCancellation()
-        let parameters = try binds.map(BindEncoding.postgresValue)
+        let parameters = try self.parameters(of: sql)
         counter.record {
             $0.statements += 1
             $0.roundTrips += 1
@@ -71,47 +66,57 @@ struct StatementRunner {
 }
 
 extension StatementRunner {
-    /// Runs `body` in pipeline mode (see `Connection.pipelined(_:)`): each statement it sends goes out at
-    /// once, and their results come back together, in order, after `body` returns: one round trip for all.
-    ///
-    /// - Throws: What `body` throws; the server's `DatabaseError` for the first failing statement; the
-    ///   driver's errors.
-    func pipelined<T>(
-        _ body: (PipelinedRunner) throws -> T, each: ((Int, QueryResult) throws -> Void)? = nil
-    ) throws -> (value: T, results: [QueryResult]) {
-        try cancellation?.checkCancellation()
-        counter.record { $0.roundTrips += 1 }
-        do {
-            return try connection.pipelined(
-                { sender in try body(PipelinedRunner(runner: self, sender: sender)) }, each: each)
-        } catch let error as PipelineError {
-            // The statement's own error, as `run(_:)` throws it: retries and conflicts are told apart by it.
-            throw error.error
-        }
-    }
-}
+    /// Sends a statement, and says what to do with its result once it arrives (see ``pipelined(_:)``).
+    typealias Emit = (SQL, @escaping (QueryResult) throws -> Void) throws -> Void
 
-/// Sends ``SQL`` into a pipeline (``StatementRunner/pipelined(_:)``), counting statements.
-struct PipelinedRunner {
-    let runner: StatementRunner
-    let sender: PipelineSender
-
-    /// Sends one statement without waiting for its result.
+    /// A statement's wire parameters, once the call is known not to be cancelled.
     ///
-    /// - Throws: As ``StatementRunner/run(_:)``, for what can be known before the result.
-    func send(_ sql: SQL) throws {
+    /// - Throws: ``PostgresStoreError/Code/invalidValue`` for more than 65,535 parameters; `CancellationError`.
+    private func parameters(of sql: SQL) throws -> [PostgresValue] {
         let binds = sql.binds
         guard binds.count <= 65_535 else {
             throw PostgresStoreError(.invalidValue, "a statement has \(binds.count) parameters; the limit is 65,535")
         }
-        try runner.cancellation?.checkCancellation()
-        let parameters = try binds.map(BindEncoding.postgresValue)
-        runner.counter.record { $0.statements += 1 }
-        let started = ContinuousClock.now
-        try sender.send(sql.text, parameters)
-        // A pipelined statement's event times its sending; its result arrives with the others'.
-        if runner.events.isActive {
-            runner.events.send(StoreEvent(kind: .statement, sql: sql.text, duration: ContinuousClock.now - started))
+        try cancellation?.checkCancellation()
+        return try binds.map(BindEncoding.postgresValue)
+    }
+
+    /// Runs `body` in pipeline mode (see `Connection.pipelined(_:each:)`): every statement it emits goes out
+    /// at once, without waiting for the one before, and each result is handed to its statement's handler as
+    /// it arrives, then released. One round trip for all of them.
+    ///
+    /// - Throws: What `body` or a handler throws; the server's `DatabaseError` for the first failing
+    ///   statement; the driver's errors.
+    func pipelined(_ body: (_ emit: @escaping Emit) throws -> Void) throws {
+        try cancellation?.checkCancellation()
+        counter.record { $0.roundTrips += 1 }
+        var handlers: [(QueryResult) throws -> Void] = []
+        do {
+            _ = try connection.pipelined(
+                { pipe in
+                    try body { sql, handle in
+                        let parameters = try self.parameters(of: sql)
+                        counter.record { $0.statements += 1 }
+                        let started = ContinuousClock.now
+                        try pipe.send(sql.text, parameters)
+                        handlers.append(handle)
+                        // A pipelined statement's event times its sending; its result arrives with the others'.
+                        if events.isActive {
+                            events.send(
+                                StoreEvent(kind: .statement, sql: sql.text, duration: ContinuousClock.now - started))
+                        }
+                    }
+                },
+                each: { index, result in
+                    guard index < handlers.count else {
+                        throw PostgresStoreError(
+                            .unexpectedResult, "\(handlers.count) statements sent, a result for statement \(index)")
+                    }
+                    try handlers[index](result)
+                })
+        } catch let error as PipelineError {
+            // The statement's own error, as `run(_:)` throws it: retries and conflicts are told apart by it.
+            throw error.error
         }
     }
 }
