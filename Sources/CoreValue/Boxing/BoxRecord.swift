@@ -295,7 +295,7 @@ struct RecordBuilder {
         if let decimal = value as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
         if let raw = value as? any RawRepresentable { return try attributeValue(rawValue(of: raw), label, info) }
         if let custom = value as? any Boxing {
-            let scratch = ManagedObject(info: info, objectID: .temporary(info.name), context: nil)
+            let scratch = ManagedObject(info: info, objectID: .temporary(info.name), handle: nil)
             try custom.box(scratch, withKey: label)
             return scratch.attributes[label] ?? .null
         }

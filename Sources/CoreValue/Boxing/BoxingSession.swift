@@ -199,7 +199,7 @@ struct BoxingSession {
                 record.isNew = true
             }
         } else {
-            object = ManagedObject(info: record.info, objectID: .temporary(record.info.name), context: nil)
+            object = ManagedObject(info: record.info, objectID: .temporary(record.info.name), handle: nil)
             record.isNew = true
         }
         record.object = object

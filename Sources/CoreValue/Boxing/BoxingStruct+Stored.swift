@@ -43,10 +43,10 @@ extension BoxingStruct {
         structs.reserveCapacity(snapshots.count)
         // One ephemeral object carries row after row: a struct holds values, not its object, so the next
         // row may reuse it. Should `fromObject` have kept it, the next row gets a new one.
-        var object = ManagedObject(info: info, objectID: .temporary(info.name), context: nil)
+        var object = ManagedObject(info: info, objectID: .temporary(info.name), handle: nil)
         for snapshot in snapshots {
             if !isKnownUniquelyReferenced(&object) {
-                object = ManagedObject(info: info, objectID: snapshot.id, context: nil)
+                object = ManagedObject(info: info, objectID: snapshot.id, handle: nil)
             }
             object.objectID = snapshot.id
             object.loadAttributes(from: snapshot)

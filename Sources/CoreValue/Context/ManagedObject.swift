@@ -82,13 +82,9 @@ public final class ManagedObject {
     /// How many unboxings of this object are in progress (cycle detection).
     var unboxingDepth = 0
 
-    convenience init(info: EntityIndex, objectID: ManagedObjectID, context: ManagedObjectContext?) {
-        self.init(info: info, objectID: objectID, handle: context?.handle)
-    }
-
-    /// An object of the context whose handle this is. A context makes its objects through its handle: the
-    /// context itself is weakly referenced (it has a side table), so retaining it per object took the
-    /// runtime's slow path twice per object.
+    /// An object of the context whose handle this is (`nil`: an ephemeral object). A context makes its objects
+    /// through its handle: the context itself is weakly referenced (it has a side table), so retaining it per
+    /// object took the runtime's slow path twice per object.
     init(info: EntityIndex, objectID: ManagedObjectID, handle: ContextHandle?) {
         self.info = info
         self.objectID = objectID

@@ -160,17 +160,14 @@ extension ManagedObjectContext {
         savedIDs.reserveCapacity(savedIDs.count + inserted.count)
         // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
         // copied on write, and the entity's name is not hashed twice per object).
-        var start = inserted.startIndex
-        while start < inserted.endIndex {
-            let name = inserted[start].info.name
-            var end = start + 1
-            while end < inserted.endIndex, inserted[end].info.name == name { end += 1 }
+        for run in inserted.runs(by: \.info.name) {
+            let name = inserted[run.lowerBound].info.name
             var objects = registry.removeValue(forKey: name) ?? [:]
             // When these inserts are every object of the entity here (a bulk load), their permanent IDs go
             // into a new table instead of replacing each temporary one in the old.
-            let rebuilt = objects.count == end - start
-            if rebuilt { objects = Dictionary(minimumCapacity: end - start) }
-            for object in inserted[start..<end] {
+            let rebuilt = objects.count == run.count
+            if rebuilt { objects = Dictionary(minimumCapacity: run.count) }
+            for object in inserted[run] {
                 object.isInsertedFlag = false
                 let temporary = object.objectID
                 guard let permanent = result.permanentIDs[temporary] else {
@@ -189,7 +186,6 @@ extension ManagedObjectContext {
                 }
             }
             registry[name] = objects
-            start = end
         }
         for object in changedList {
             if let version = result.versions[object.objectID] { object.version = version }
@@ -221,5 +217,22 @@ extension ManagedObjectContext {
         pendingInserts.removeAll()
         pendingChanges.removeAll()
         pendingDeletes.removeAll()
+    }
+}
+
+extension Array {
+    /// The ranges of consecutive elements with the same key, in order: a context's objects and a store's rows
+    /// come grouped by entity, and each run is handled with that entity's tables taken out once.
+    func runs(by key: (Element) -> String) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        var start = startIndex
+        while start < endIndex {
+            let value = key(self[start])
+            var end = start + 1
+            while end < endIndex, key(self[end]) == value { end += 1 }
+            runs.append(start..<end)
+            start = end
+        }
+        return runs
     }
 }

@@ -166,13 +166,8 @@ public final class ManagedObjectContext {
             let batch = Array(ids[start..<min(start + Self.batchSize, ids.count)])
             let snapshots = try store.fetch(ids: batch)
             // Each entity's run of rows registered at once (with its registry taken out once).
-            var run = snapshots.startIndex
-            while run < snapshots.endIndex {
-                let name = snapshots[run].id.entityName
-                var end = run + 1
-                while end < snapshots.endIndex, snapshots[end].id.entityName == name { end += 1 }
-                _ = try register(Array(snapshots[run..<end]), of: try index.entity(name))
-                run = end
+            for run in snapshots.runs(by: \.id.entityName) {
+                _ = try register(Array(snapshots[run]), of: try index.entity(snapshots[run.lowerBound].id.entityName))
             }
             // Only when rows are missing: which ones (a set of every ID returned otherwise costs per row).
             if snapshots.count < batch.count {
