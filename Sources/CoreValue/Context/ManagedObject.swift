@@ -35,22 +35,62 @@ public final class ManagedObject {
     var links: [String: [Link]] = [:]
     /// The version the object was read at; `nil` until first saved.
     var version: Int64?
+    /// What the object records only while it has unsaved changes or a pending struct write (see
+    /// ``PendingState``); `nil` for an object that was only read.
+    var pending: PendingState?
+    /// ``pending``, made on first use.
+    private var writablePending: PendingState {
+        if let pending { return pending }
+        let made = PendingState()
+        pending = made
+        return made
+    }
     /// Values before the first unsaved change, per changed attribute.
-    var originalAttributes: [String: AttributeValue] = [:]
+    var originalAttributes: [String: AttributeValue] {
+        get { pending?.originalAttributes ?? [:] }
+        _modify {
+            let state = writablePending
+            yield &state.originalAttributes
+        }
+    }
     /// Links before the first unsaved change, per changed relationship.
-    var originalLinks: [String: [Link]] = [:]
+    var originalLinks: [String: [Link]] {
+        get { pending?.originalLinks ?? [:] }
+        _modify {
+            let state = writablePending
+            yield &state.originalLinks
+        }
+    }
     /// For an object inserted by a unique struct: the attribute to upsert on.
-    var upsertKey: String?
+    var upsertKey: String? {
+        get { pending?.upsertKey }
+        set { if newValue != nil || pending != nil { writablePending.upsertKey = newValue } }
+    }
     /// For an upsert: the attributes to send (what the struct set, and what was set later); `nil` sends all.
-    var upsertAttributes: Set<String>?
+    var upsertAttributes: Set<String>? {
+        get { pending?.upsertAttributes }
+        _modify {
+            let state = writablePending
+            yield &state.upsertAttributes
+        }
+    }
     /// For a stored object a unique struct wrote since the last save (``isIdentifiedByValue``): the attributes
     /// that struct has, all of which the update sends, changed or not, so that the row ends up equal to one
     /// whole struct (last writer wins for the whole struct, never a mix of two writers' columns). `nil` with
     /// ``isIdentifiedByValue`` set: every attribute of the entity.
-    var identifiedAttributes: Set<String>?
+    var identifiedAttributes: Set<String>? {
+        get { pending?.identifiedAttributes }
+        set { if newValue != nil || pending != nil { writablePending.identifiedAttributes = newValue } }
+    }
     /// The relationships that struct has: their owned links (foreign keys, member lists) are sent with the
     /// whole struct too, changed or not.
-    var identifiedRelationships: Set<String> = []
+    var identifiedRelationships: Set<String> {
+        get { pending?.identifiedRelationships ?? [] }
+        _modify {
+            let state = writablePending
+            yield &state.identifiedRelationships
+        }
+    }
     /// Where the next unboxing read probably is: the position after the last attribute read by name.
     /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
     /// name there with one comparison instead of hashing it. Unboxing writes it, so even reading an object
@@ -63,14 +103,9 @@ public final class ManagedObject {
     /// Forgets the last unit of work's change tracking: original values and links, and the per-save flags.
     /// A save and a rollback end with this for every object they touched.
     func clearPendingState() {
-        originalAttributes.removeAll()
-        originalLinks.removeAll()
+        pending = nil
         isListedAsChanged = false
         isIdentifiedByValue = false
-        identifiedAttributes = nil
-        identifiedRelationships.removeAll()
-        upsertKey = nil
-        upsertAttributes = nil
     }
     /// Whether a unique struct wrote this object since the last save: its identity is its identifier, so the
     /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
@@ -99,7 +134,9 @@ public final class ManagedObject {
     public var isDeleted: Bool { isDeletedFlag }
     /// Whether the object has unsaved changes.
     public var hasChanges: Bool {
-        isInsertedFlag || isDeletedFlag || !originalAttributes.isEmpty || !originalLinks.isEmpty
+        guard !isInsertedFlag, !isDeletedFlag else { return true }
+        guard let pending else { return false }
+        return !pending.originalAttributes.isEmpty || !pending.originalLinks.isEmpty
     }
     /// Whether the next save writes the object: it has changes, or a unique struct wrote it (whose whole tuple
     /// is the last write even when no value changed).
@@ -416,6 +453,18 @@ extension ManagedObject {
         nextReadHint = position + 1
         return position
     }
+}
+
+/// The change tracking of one object between saves: original values and links, and what the unique struct
+/// that wrote it had. Most objects are fetched and only read; they never make one, so an object carries one
+/// `nil` reference (made and freed with no work) instead of six empty collections.
+final class PendingState {
+    var originalAttributes: [String: AttributeValue] = [:]
+    var originalLinks: [String: [Link]] = [:]
+    var upsertKey: String?
+    var upsertAttributes: Set<String>?
+    var identifiedAttributes: Set<String>?
+    var identifiedRelationships: Set<String> = []
 }
 
 /// A weak reference to a context, made once per context and shared by its objects.

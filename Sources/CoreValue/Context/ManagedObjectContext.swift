@@ -33,7 +33,22 @@ public final class ManagedObjectContext {
     var changedList: [ManagedObject] { pendingChanges.all }
     var deletedList: [ManagedObject] { pendingDeletes.all }
     /// The registered, not deleted object holding each unique attribute value.
-    var uniqueIndex: [UniqueValue: ManagedObject] = [:]
+    ///
+    /// Objects a fetch registers join it on its next use, in the order they were registered (``unindexed``):
+    /// most fetched objects are only read, and are never looked up by a unique value.
+    var uniqueIndex: [UniqueValue: ManagedObject] {
+        _read {
+            indexRegistered()
+            yield indexedUniques
+        }
+        _modify {
+            indexRegistered()
+            yield &indexedUniques
+        }
+    }
+    private var indexedUniques: [UniqueValue: ManagedObject] = [:]
+    /// Objects of entities with unique attributes that a fetch registered and ``uniqueIndex`` does not hold yet.
+    private var unindexed: [ManagedObject] = []
     /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
     /// before the save still finds its object.
     var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
@@ -70,8 +85,8 @@ public final class ManagedObjectContext {
         for objects in registry.values {
             for object in objects.values {
                 object.isDetached = true
-                object.links.removeAll()
-                object.originalLinks.removeAll()
+                if !object.links.isEmpty { object.links.removeAll() }
+                object.pending?.originalLinks.removeAll()
             }
         }
     }
@@ -124,13 +139,27 @@ public final class ManagedObjectContext {
         return object
     }
 
-    /// Makes room for `count` more objects of an entity in the registry and the unique index.
-    func reserveCapacity(_ count: Int, of info: EntityIndex) {
+    /// Makes room for `count` more objects of an entity in the registry and, unless they are `fetched` (which
+    /// join the unique index later, see ``uniqueIndex``), in the unique index.
+    func reserveCapacity(_ count: Int, of info: EntityIndex, fetched: Bool = false) {
         guard count > 16 else { return }
         registry[info.name, default: [:]].reserveCapacity((registry[info.name]?.count ?? 0) + count)
-        if !info.uniqueAttributes.isEmpty {
+        guard !info.uniqueAttributes.isEmpty else { return }
+        if fetched {
+            unindexed.reserveCapacity(unindexed.count + count)
+        } else {
             uniqueIndex.reserveCapacity(uniqueIndex.count + count * info.uniqueAttributes.count)
         }
+    }
+
+    /// Adds the objects a fetch registered to the unique index, in registration order, as if each had been
+    /// added when it was registered: every use of the index comes after this.
+    private func indexRegistered() {
+        guard !unindexed.isEmpty else { return }
+        let objects = unindexed
+        unindexed = []
+        indexedUniques.reserveCapacity(indexedUniques.count + objects.count)
+        for object in objects { addUnique(object) }
     }
 
     /// Inserts a new object of an entity with its default values, not yet in the unique index: the caller
@@ -194,18 +223,20 @@ public final class ManagedObjectContext {
     /// The objects for a fetch's rows of one entity, in order, as ``register(_:of:)`` makes them one by one,
     /// with the entity's registry taken out once for all the rows rather than once per row.
     func register(_ snapshots: [RowSnapshot], of info: EntityIndex) throws -> [ManagedObject] {
-        reserveCapacity(snapshots.count, of: info)
+        reserveCapacity(snapshots.count, of: info, fetched: true)
         var objects = registry.removeValue(forKey: info.name) ?? [:]
         defer { registry[info.name] = objects }
         var result: [ManagedObject] = []
         result.reserveCapacity(snapshots.count)
-        for snapshot in snapshots {
-            if snapshot.id.entityName == info.name {
-                result.append(register(snapshot, info, in: &objects))
+        // By index: each snapshot is read in place (a `for in` loop copies each one out, retaining and
+        // releasing its every value).
+        for position in snapshots.indices {
+            if snapshots[position].id.entityName == info.name {
+                result.append(register(snapshots[position], info, in: &objects))
             } else {
                 // Another entity's row (no store returns one): registered in that entity's registry.
-                let other = try index.entity(snapshot.id.entityName)
-                result.append(register(snapshot, other, in: &registry[other.name, default: [:]]))
+                let other = try index.entity(snapshots[position].id.entityName)
+                result.append(register(snapshots[position], other, in: &registry[other.name, default: [:]]))
             }
         }
         return result
@@ -245,7 +276,7 @@ public final class ManagedObjectContext {
                 object.links[relationship.name] = []
             }
         }
-        addUnique(object)
+        if !object.info.uniquePositions.isEmpty { unindexed.append(object) }
     }
 
     // MARK: Change tracking
