@@ -128,4 +128,63 @@ import Testing
             #expect(large.fetch.transactions == 0)
         }
     }
+
+    /// Rows written "unless current" (unique structs saved unchanged) are checked by their versions alone, and
+    /// only the ones another writer moved on are written, whole, in one more round trip.
+    @Test func rowsWrittenUnlessCurrentAreCheckedByVersionAndWrittenOnlyWhenStale() throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            func product(_ id: Int) -> AttributeValues {
+                ["id": .int32(Int32(id)), "name": .string("P\(id)"), "price": .decimal(Decimal(id))]
+            }
+            let inserts = (1...300).map { ObjectChange(id: .temporary("Product"), attributes: product($0)) }
+            let saved = try store.apply(ChangeSet(inserts: inserts))
+            let ids = try inserts.map { try #require(saved.permanentIDs[$0.id]) }
+            func unchanged() -> ChangeSet {
+                ChangeSet(
+                    updates: ids.enumerated().map { offset, id in
+                        ObjectChange(id: id, version: 1, attributes: product(offset + 1), unlessCurrent: true)
+                    })
+            }
+            // All current: one statement (the versions), nothing written.
+            var before = store.statistics
+            _ = try store.apply(unchanged())
+            var spent = store.statistics.since(before)
+            #expect(spent.statements == 1)
+            #expect(spent.roundTrips == 3)
+            #expect(try store.fetch(ids: ids).allSatisfy { $0.version == 1 })
+
+            // Another writer changes two rows: those two are written back whole, the others are not touched.
+            let other = try PostgresStore(url: url, model: store.model, schema: schema, poolSize: 1)
+            defer { other.close() }
+            _ = try other.apply(
+                ChangeSet(
+                    updates: [ids[9], ids[199]].map {
+                        ObjectChange(id: $0, version: 1, attributes: ["name": .string("theirs")])
+                    }))
+            before = store.statistics
+            let result = try store.apply(unchanged())
+            spent = store.statistics.since(before)
+            #expect(spent.statements == 2)
+            #expect(spent.roundTrips == 4)
+            #expect(Set(result.versions.keys) == [ids[9], ids[199]])
+            let rows = try store.fetch(ids: ids)
+            #expect(
+                rows.allSatisfy { row in
+                    guard case .int32(let id)? = row.attributes["id"] else { return false }
+                    return row.attributes["name"] == .string("P\(id)")
+                })
+            #expect(Set(rows.filter { $0.version == 3 }.map(\.id)) == [ids[9], ids[199]])
+
+            // A row deleted meanwhile: a conflict, and nothing is written.
+            _ = try other.apply(ChangeSet(deletes: [ObjectDeletion(id: ids[0], version: nil)]))
+            _ = try other.apply(
+                ChangeSet(updates: [ObjectChange(id: ids[5], version: 1, attributes: ["name": .string("theirs")])]))
+            #expect {
+                try store.apply(unchanged())
+            } throws: { error in
+                (error as? CVManagedStructError)?.code == .conflict
+            }
+            #expect(try store.fetch(ids: [ids[5]]).first?.attributes["name"] == .string("theirs"))
+        }
+    }
 }

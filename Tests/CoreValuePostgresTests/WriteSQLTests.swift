@@ -73,21 +73,10 @@ import Testing
         #expect(sql.binds == [.array(.string, [.string("b"), .string("a")])])
     }
 
-    @Test func rowsWrittenUnlessCurrentAreReportedWhileTheyExistAndLockedOnlyWhenWritten() {
-        let sql = statements.update(
-            table: "Author", keys: [1, 2], versions: [4, 5], columns: [name], unlessCurrent: [false, true],
-            lockOrder: LockOrder(attribute: nil))
-        #expect(
-            sql.text.hasPrefix(
-                #"WITH "_locked" AS (SELECT t."_pk" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[])"#))
-        #expect(sql.binds.first == .int64Array([1]))
-        #expect(
-            sql.text.contains(
-                #", "_existing" AS (SELECT t."_pk" FROM "s"."Author" AS t WHERE t."_pk" = ANY($2::bigint[]))"#))
-        #expect(sql.text.contains(#"(t."_version" = u."_version") <> u."_c""#))
-        #expect(
-            sql.text.hasSuffix(
-                #"SELECT e."_pk", w."_version" FROM "_existing" AS e LEFT JOIN "_written" AS w ON w."_pk" = e."_pk""#))
+    @Test func rowsWrittenUnlessCurrentAreCheckedByTheirVersionsWithoutLockingThem() {
+        let sql = statements.versions(table: "Author", keys: [1, 2])
+        #expect(sql.text == #"SELECT t."_pk", t."_version" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[])"#)
+        #expect(sql.binds == [.int64Array([1, 2])])
     }
 
     @Test func updatesCheckVersionsAndKeepUnsetColumns() {

@@ -222,23 +222,39 @@ public final class ManagedObjectContext {
 
     /// The objects for a fetch's rows of one entity, in order, as ``register(_:of:)`` makes them one by one,
     /// with the entity's registry taken out once for all the rows rather than once per row.
-    func register(_ snapshots: [RowSnapshot], of info: EntityIndex) throws -> [ManagedObject] {
+    func register(_ snapshots: consuming [RowSnapshot], of info: EntityIndex) throws -> [ManagedObject] {
         reserveCapacity(snapshots.count, of: info, fetched: true)
         var objects = registry.removeValue(forKey: info.name) ?? [:]
         defer { registry[info.name] = objects }
         var result: [ManagedObject] = []
         result.reserveCapacity(snapshots.count)
-        // By index: each snapshot is read in place (a `for in` loop copies each one out, retaining and
-        // releasing its every value).
-        for position in snapshots.indices {
-            if snapshots[position].id.entityName == info.name {
-                result.append(register(snapshots[position], info, in: &objects))
-            } else {
-                // Another entity's row (no store returns one): registered in that entity's registry.
-                let other = try index.entity(snapshots[position].id.entityName)
-                result.append(register(snapshots[position], other, in: &registry[other.name, default: [:]]))
+        // Each row is moved out of the array, last first (reading rows in place or by `for in` copied each one
+        // out, retaining and releasing its every value); the objects and their unique-index entries are put
+        // back in row order after. The rows have distinct IDs, so the order they register in is not observable.
+        var rows = snapshots
+        let firstUnindexed = unindexed.count
+        defer {
+            var low = firstUnindexed
+            var high = unindexed.count - 1
+            while low < high {
+                unindexed.swapAt(low, high)
+                low += 1
+                high -= 1
             }
         }
+        // With none of the entity's objects registered before, every row makes a new one: one hash per row.
+        let fresh = objects.isEmpty
+        while let snapshot = rows.popLast() {
+            if snapshot.id.entityName == info.name {
+                result.append(
+                    fresh ? registerNew(snapshot, info, in: &objects) : register(snapshot, info, in: &objects))
+            } else {
+                // Another entity's row (no store returns one): registered in that entity's registry.
+                let other = try index.entity(snapshot.id.entityName)
+                result.append(register(snapshot, other, in: &registry[other.name, default: [:]]))
+            }
+        }
+        result.reverse()
         return result
     }
 
@@ -259,6 +275,21 @@ public final class ManagedObjectContext {
         objects[snapshot.id] = object
         if !missingIDs.isEmpty { missingIDs.remove(snapshot.id) }
         return object
+    }
+
+    /// ``register(_:_:in:)`` for a row whose ID is probably not registered yet: inserts first, and only a row
+    /// whose ID the registry already holds (a store that returned a row twice) takes the registered object.
+    private func registerNew(
+        _ snapshot: RowSnapshot, _ info: EntityIndex, in objects: inout [ManagedObjectID: ManagedObject]
+    ) -> ManagedObject {
+        let object = ManagedObject(info: info, objectID: snapshot.id, handle: handle)
+        guard let registered = objects.updateValue(object, forKey: snapshot.id) else {
+            load(snapshot, into: object)
+            if !missingIDs.isEmpty { missingIDs.remove(snapshot.id) }
+            return object
+        }
+        objects[snapshot.id] = registered
+        return register(snapshot, info, in: &objects)
     }
 
     private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {

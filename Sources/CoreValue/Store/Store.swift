@@ -200,7 +200,8 @@ extension Store {
     public var upsertKey: String?
     /// For an update with a `version`: write the row only if its version moved on from `version` (another
     /// writer changed it since it was read); a row still at `version` already holds these values and is left
-    /// as it is. Never a conflict. A unique struct saved unchanged is sent this way, with every attribute.
+    /// as it is. A version that moved on is no conflict; a row that no longer exists is. A unique struct saved
+    /// unchanged is sent this way, with every attribute.
     public var unlessCurrent: Bool
 
     /// Creates an object change.

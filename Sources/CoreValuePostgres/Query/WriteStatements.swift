@@ -80,45 +80,21 @@ package struct WriteStatements: Sendable {
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
     /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
     ///
-    /// With `unlessCurrent`, rows flagged `true` are written only if their version is no longer the one given
-    /// (``ObjectChange/unlessCurrent``); the statement then returns every row that still exists, with its new
-    /// version, or NULL when it was not written.
-    ///
     /// With `lockOrder`, the statement first takes the rows' locks in that order
     /// (``lock(table:keys:orderedBy:)`` as a CTE counted by a one-time filter, which runs before any row is
     /// scanned): still one statement and one round trip.
     package func update(
-        table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], unlessCurrent: [Bool]? = nil,
-        lockOrder: LockOrder? = nil
+        table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
     ) -> SQL {
-        var ctes: [SQL] = []
+        var prefix: SQL = ""
         var gate: SQL = ""
-        let locked = SQLIdentifier("_locked")
-        let existing = SQLIdentifier("_existing")
         if let lockOrder {
-            // Rows written "unless current" are locked only if they turn out stale (by the UPDATE itself): a
-            // current one is not written, and locking it would dirty its page all the same.
-            let lockKeys = unlessCurrent.map { flags in zip(keys, flags).filter { !$0.1 }.map(\.0) } ?? keys
-            ctes.append("\(locked) AS (\(lock(table: table, keys: lockKeys, orderedBy: lockOrder.attribute)))")
+            let locked = SQLIdentifier("_locked")
+            prefix = "WITH \(locked) AS (\(lock(table: table, keys: keys, orderedBy: lockOrder.attribute))) "
             gate = " AND (SELECT count(*) FROM \(locked)) >= 0"
-        }
-        if unlessCurrent != nil {
-            // Rows written "unless current" may rightly not be updated; the statement then reports every row
-            // that exists with its new version or NULL, so that a deleted row is still a conflict.
-            ctes.append(
-                "\(existing) AS (SELECT t.\(Self.pk) FROM \(SQLIdentifier(table, schema: schema)) AS t "
-                    + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys))))")
         }
         var arrays: [SQL] = ["\(typedBind: .int64Array(keys))", "\(typedBind: .optionalInt64Array(versions))"]
         var aliases = [Self.pk, Self.version]
-        var versionCheck: SQL = "t.\(Self.version) = u.\(Self.version)"
-        if let unlessCurrent {
-            let flag = SQLIdentifier("_c")
-            arrays.append("\(typedBind: .boolArray(unlessCurrent))")
-            aliases.append(flag)
-            // Equal versions for a checked row, different ones for a row written unless current.
-            versionCheck = "(\(versionCheck)) <> u.\(flag)"
-        }
         var assignments: [SQL] = []
         var flagCount = 0
         for column in columns {
@@ -138,19 +114,21 @@ package struct WriteStatements: Sendable {
             }
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
-        let update: SQL =
-            "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
+        return prefix
+            + "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
-            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR \(versionCheck))" + gate
-            + " RETURNING t.\(Self.pk), t.\(Self.version)"
-        guard unlessCurrent != nil else {
-            return ctes.isEmpty ? update : "WITH " + SQL.joined(ctes, separator: ", ") + " " + update
-        }
-        let written = SQLIdentifier("_written")
-        ctes.append("\(written) AS (\(update))")
-        return "WITH " + SQL.joined(ctes, separator: ", ")
-            + " SELECT e.\(Self.pk), w.\(Self.version) FROM \(existing) AS e "
-            + "LEFT JOIN \(written) AS w ON w.\(Self.pk) = e.\(Self.pk)"
+            + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version))"
+            + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
+    }
+
+    /// `SELECT "_pk", "_version" ... WHERE "_pk" = ANY($1)`: the versions of these rows now (a row that no
+    /// longer exists is not returned), for checking rows that are written only if another writer moved them
+    /// on (``ObjectChange/unlessCurrent``) without sending their values. Nothing is locked: a current row is not
+    /// written. `= ANY` lets the planner choose the primary key's index for a few rows of a large table (a join
+    /// with `unnest` was planned as a scan of the whole table).
+    package func versions(table: String, keys: [Int64]) -> SQL {
+        "SELECT t.\(Self.pk), t.\(Self.version) FROM \(SQLIdentifier(table, schema: schema)) AS t "
+            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys)))"
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:

@@ -52,10 +52,19 @@ final class SaveExecution {
         // (one round trip, the server running one while the next is encoded), and each result is checked as
         // it arrives. A conflict still fails the save before COMMIT, as when they ran one by one.
         guard !plan.updates.isEmpty || !plan.links.isEmpty || !plan.deletes.isEmpty else { return result }
+        var stale: [(group: SavePlan.UpdateGroup, rows: [(key: Int64, row: SavePlan.Row)])] = []
         try runner.pipelined { emit in
-            for group in plan.updates { try update(group, emit) }
+            for group in plan.updates {
+                try update(group, emit) { rows in stale.append((group, rows)) }
+            }
             for group in plan.links { try relink(group, emit) }
             for group in plan.deletes { try delete(group, emit) }
+        }
+        // Rows written "unless current" that another writer moved on: written now, whole, as any other write
+        // (one more round trip, only when such rows exist).
+        guard !stale.isEmpty else { return result }
+        try runner.pipelined { emit in
+            for (group, rows) in stale { try write(group, rows, emit) }
         }
         return result
     }
@@ -292,13 +301,48 @@ final class SaveExecution {
         }
     }
 
-    private func update(_ group: SavePlan.UpdateGroup, _ emit: Emit) throws {
-        // Key order, and the row locks taken first in one deterministic order (see `WriteStatements.lock`):
-        // writers of the same rows in different input orders then queue instead of deadlocking.
+    /// Sends a group's updates: the rows to write, and a check of the rows written "unless current"
+    /// (``SavePlan/Row/unlessCurrent``), which are written only if another writer moved their version on.
+    /// Those go to `stale` (written after this pipeline); the check costs two arrays of keys and versions
+    /// where writing every such row would send its every column, for a row that is usually current.
+    private func update(
+        _ group: SavePlan.UpdateGroup, _ emit: Emit,
+        stale: @escaping ([(key: Int64, row: SavePlan.Row)]) -> Void
+    ) throws {
         let sorted = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
+        let written = sorted.filter { !$0.row.unlessCurrent }
+        if !written.isEmpty { try write(group, written, emit) }
+        let checked = sorted.filter(\.row.unlessCurrent)
+        guard !checked.isEmpty else { return }
+        let entity = group.entity.name
+        try emit(statements.versions(table: entity, keys: checked.map(\.key))) { [self] returned in
+            var versions: [Int64: Int64] = [:]
+            versions.reserveCapacity(returned.rowCount)
+            for position in 0..<returned.rowCount {
+                versions[try returned.decode(Int64.self, row: position, column: 0)] =
+                    try returned.decode(Int64.self, row: position, column: 1)
+            }
+            // A row written unless current must still exist.
+            try checkConflicts(entity, keys: checked.map(\.key), found: Set(versions.keys), action: "update")
+            let moved = checked.filter { versions[$0.key] != $0.row.version }.map {
+                checked -> (key: Int64, row: SavePlan.Row) in
+                // Written whole whatever its version now: last writer wins.
+                var row = checked.row
+                row.unlessCurrent = false
+                row.version = nil
+                return (checked.key, row)
+            }
+            if !moved.isEmpty { stale(moved) }
+        }
+    }
+
+    /// Sends one `UPDATE` for rows of a group (in key order), with the row locks taken first in one
+    /// deterministic order (see `WriteStatements.lock`): writers of the same rows in different input orders
+    /// then queue instead of deadlocking.
+    private func write(_ group: SavePlan.UpdateGroup, _ sorted: [(key: Int64, row: SavePlan.Row)], _ emit: Emit) throws
+    {
         let rows = sorted.map(\.row)
         let keys = sorted.map(\.key)
-        let unlessCurrent = rows.contains(where: \.unlessCurrent)
         let lockOrder =
             rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
         var columns: [ColumnValues] = []
@@ -323,33 +367,17 @@ final class SaveExecution {
                     isSet: flags(rows.map { $0.toOne[relationship.name] != nil })))
         }
         let sql = statements.update(
-            table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns,
-            unlessCurrent: unlessCurrent ? rows.map(\.unlessCurrent) : nil, lockOrder: lockOrder)
+            table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns, lockOrder: lockOrder)
+        let entity = group.entity.name
         try emit(sql) { [self] returned in
-            try updated(group.entity.name, keys: keys, rows: rows, unlessCurrent: unlessCurrent, returned)
-        }
-    }
-
-    /// Checks an update's result (every checked row written, every row written unless current still there)
-    /// and records the new versions.
-    private func updated(
-        _ entity: String, keys: [Int64], rows: [SavePlan.Row], unlessCurrent: Bool, _ returned: QueryResult
-    ) throws {
-        var versions: [Int64: Int64] = [:]
-        var existing = Set<Int64>()
-        for row in 0..<returned.rowCount {
-            let key = try returned.decode(Int64.self, row: row, column: 0)
-            existing.insert(key)
-            if let version = try returned.decodeIfPresent(Int64.self, row: row, column: 1) { versions[key] = version }
-        }
-        // A checked row must have been written; a row written unless current must at least still exist.
-        let written = zip(keys, rows).filter { !$0.1.unlessCurrent }.map(\.0)
-        try checkConflicts(entity, keys: written, found: Set(versions.keys), action: "update")
-        if unlessCurrent {
-            try checkConflicts(entity, keys: keys, found: existing, action: "update")
-        }
-        for key in keys {
-            if let version = versions[key] { result.versions[.permanent(entity, key)] = version }
+            var versions: [Int64: Int64] = [:]
+            for row in 0..<returned.rowCount {
+                versions[try returned.decode(Int64.self, row: row, column: 0)] =
+                    try returned.decode(Int64.self, row: row, column: 1)
+            }
+            // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
+            try checkConflicts(entity, keys: keys, found: Set(versions.keys), action: "update")
+            for (key, version) in versions { result.versions[.permanent(entity, key)] = version }
         }
     }
 
