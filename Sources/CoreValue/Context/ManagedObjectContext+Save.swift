@@ -156,8 +156,12 @@ extension ManagedObjectContext {
         return result
     }
 
-    func commit(_ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject]) {
-        savedIDs.reserveCapacity(savedIDs.count + inserted.count)
+    /// Takes a save's result: inserted objects get their permanent IDs (and, with `recordingSavedIDs`, their
+    /// temporary ones keep finding them), every written object its new version; pending state is cleared.
+    func commit(
+        _ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject], recordingSavedIDs: Bool = true
+    ) {
+        if recordingSavedIDs { savedIDs.reserveCapacity(savedIDs.count + inserted.count) }
         // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
         // copied on write, and the entity's name is not hashed twice per object).
         for run in inserted.runs(by: \.info.name) {
@@ -175,7 +179,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 if !rebuilt { objects.removeValue(forKey: temporary) }
-                savedIDs[temporary] = permanent
+                if recordingSavedIDs { savedIDs[temporary] = permanent }
                 object.objectID = permanent
                 object.version = result.versions[permanent]
                 // The unique index already holds an inserted object (it follows every change of a unique

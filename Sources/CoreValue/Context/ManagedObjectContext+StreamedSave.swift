@@ -62,7 +62,9 @@ extension ManagedObjectContext {
                 start = end
             }
         })
-        commit(result, inserted: inserted, deleted: [])
+        // The objects were made in this call and their temporary IDs never left it: no struct or caller can
+        // hold one, so none needs to find its object by it later (``savedIDs``, 21 MB for 100,000 objects).
+        commit(result, inserted: inserted, deleted: [], recordingSavedIDs: false)
         return true
     }
 }
