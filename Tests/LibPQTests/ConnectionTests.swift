@@ -1,3 +1,4 @@
+import Foundation
 import LibPQ
 import Testing
 
@@ -82,6 +83,20 @@ import Testing
             #expect(connection.isBroken)
             try connection.reset()
             #expect(try connection.pipeline([PipelineStatement("select 1")]).count == 1)
+        }
+    }
+
+    /// An empty cell and a NULL both have length 0: decoding must still tell them apart, in binary results.
+    @Test func emptyCellsAreNotNull() throws {
+        try TestDatabase.withSchema { connection, _ in
+            let result = try connection.query(
+                "SELECT ''::text, NULL::text, ''::bytea, NULL::bytea, 'x'::text")
+            #expect(try result.decodeIfPresent(String.self, row: 0, column: 0) == "")
+            #expect(try result.decodeIfPresent(String.self, row: 0, column: 1) == nil)
+            #expect(try result.decodeIfPresent(Data.self, row: 0, column: 2) == Data())
+            #expect(try result.decodeIfPresent(Data.self, row: 0, column: 3) == nil)
+            #expect(try result.decodeIfPresent(String.self, row: 0, column: 4) == "x")
+            #expect(result.isNull(row: 0, column: 1) && !result.isNull(row: 0, column: 0))
         }
     }
 

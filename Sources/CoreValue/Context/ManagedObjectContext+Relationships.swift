@@ -16,14 +16,17 @@ extension ManagedObjectContext {
         var result: [ManagedObject] = []
         result.reserveCapacity(links.count)
         var resolvedLinks: [Link] = []
+        resolvedLinks.reserveCapacity(links.count)
         var rewrote = false
+        // The destination's registry looked up once, not once per link.
+        let registered = registry[destination] ?? [:]
         for link in links {
             switch link {
             case .object(let linked):
                 resolvedLinks.append(link)
                 if !linked.isDeletedFlag { result.append(linked) }
             case .key(let primaryKey):
-                if let linked = registry[destination]?[.permanent(destination, primaryKey)] {
+                if let linked = registered[.permanent(destination, primaryKey)] {
                     resolvedLinks.append(.object(linked))
                     rewrote = true
                     if !linked.isDeletedFlag { result.append(linked) }
@@ -45,12 +48,13 @@ extension ManagedObjectContext {
     private func loadBatch(for object: ManagedObject, _ key: String, _ destination: String) throws {
         var wanted: [ManagedObjectID] = []
         var seen = Set<ManagedObjectID>()
+        let registered = registry[destination] ?? [:]
         func collect(_ links: [Link]) {
-            for link in links where isUnresolved(link, destination) {
-                if case .key(let primaryKey) = link {
-                    let id = ManagedObjectID.permanent(destination, primaryKey)
-                    if seen.insert(id).inserted { wanted.append(id) }
-                }
+            seen.reserveCapacity(seen.count + links.count)
+            for case .key(let primaryKey) in links {
+                let id = ManagedObjectID.permanent(destination, primaryKey)
+                guard registered[id] == nil, missingIDs.isEmpty || !missingIDs.contains(id) else { continue }
+                if seen.insert(id).inserted { wanted.append(id) }
             }
         }
         collect(object.links[key] ?? [])

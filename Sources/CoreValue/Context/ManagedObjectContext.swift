@@ -194,14 +194,21 @@ public final class ManagedObjectContext {
         while start < ids.count {
             let batch = Array(ids[start..<min(start + Self.batchSize, ids.count)])
             let snapshots = try store.fetch(ids: batch)
-            // Each entity's run of rows registered at once (with its registry taken out once).
-            for run in snapshots.runs(by: \.id.entityName) {
-                _ = try register(Array(snapshots[run]), of: try index.entity(snapshots[run.lowerBound].id.entityName))
-            }
             // Only when rows are missing: which ones (a set of every ID returned otherwise costs per row).
             if snapshots.count < batch.count {
                 let found = Set(snapshots.map(\.id))
                 for id in batch where !found.contains(id) { missingIDs.insert(id) }
+            }
+            // Each entity's run of rows registered at once (with its registry taken out once); rows of one
+            // entity (the usual case) are handed over whole, not copied.
+            let runs = snapshots.runs(by: \.id.entityName)
+            if runs.count == 1, let first = snapshots.first {
+                _ = try register(snapshots, of: try index.entity(first.id.entityName))
+            } else {
+                for run in runs {
+                    _ = try register(
+                        Array(snapshots[run]), of: try index.entity(snapshots[run.lowerBound].id.entityName))
+                }
             }
             start += Self.batchSize
         }

@@ -49,8 +49,9 @@ public final class QueryResult: @unchecked Sendable {
     /// The caller keeps `row` and `column` in range and this result alive while it reads the bytes, which
     /// point into libpq's result. Package-only: the public accessors check and copy.
     package func unsafeBytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
-        if PQgetisnull(result, row, column) == 1 { return nil }
         let length = Int(PQgetlength(result, row, column))
+        // A NULL has length 0: only an empty cell needs the third call to tell the two apart.
+        if length == 0, PQgetisnull(result, row, column) == 1 { return nil }
         guard let pointer = PQgetvalue(result, row, column) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
     }
