@@ -54,11 +54,18 @@ import Testing
 
     @Test func theContextKnowsEveryStreamedObjectAsSaved() throws {
         try TestDatabase.withExampleStore { store, _, _ in
+            // Some rows exist already (every seventh, saved in reverse order), so keys do not follow the ids.
+            try Self.products(4_500).enumerated().filter { $0.offset.isMultiple(of: 7) }.map(\.element).reversed()
+                .saveAll(ManagedObjectContext(store: store))
             let context = ManagedObjectContext(store: store)
             try Self.products(4_500).saveAll(context)
             let objects = context.registeredObjects(entityName: "Product")
             #expect(objects.count == 4_500)
             #expect(objects.allSatisfy { !$0.objectID.isTemporary && !$0.hasChanges })
+            // Each object got its own row's key and version (the store reports them by stream position).
+            let rows = try store.fetch(FetchRequest(entityName: "Product"))
+            let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0.attributes["id"]) })
+            #expect(objects.allSatisfy { stored[$0.objectID] == (try? $0.value(forKey: "id")) })
             // The same context then saves one of them again through the usual path: an update of its row.
             let before = store.statistics
             try Product(id: 5, name: "again", price: 5).save(context)

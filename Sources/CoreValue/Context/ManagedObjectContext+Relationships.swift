@@ -50,7 +50,7 @@ extension ManagedObjectContext {
         var seen = Set<ManagedObjectID>()
         let registered = registry[destination] ?? [:]
         func collect(_ links: [Link]) {
-            seen.reserveCapacity(seen.count + links.count)
+            seen.reserveGrowing(seen.count + links.count)
             for case .key(let primaryKey) in links {
                 let id = ManagedObjectID.permanent(destination, primaryKey)
                 guard registered[id] == nil, missingIDs.isEmpty || !missingIDs.contains(id) else { continue }

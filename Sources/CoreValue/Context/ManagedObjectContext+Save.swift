@@ -161,7 +161,7 @@ extension ManagedObjectContext {
     func commit(
         _ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject], recordingSavedIDs: Bool = true
     ) {
-        if recordingSavedIDs { savedIDs.reserveCapacity(savedIDs.count + inserted.count) }
+        if recordingSavedIDs { savedIDs.reserveGrowing(savedIDs.count + inserted.count) }
         // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
         // copied on write, and the entity's name is not hashed twice per object).
         for run in inserted.runs(by: \.info.name) {
@@ -171,17 +171,19 @@ extension ManagedObjectContext {
             // into a new table instead of replacing each temporary one in the old.
             let rebuilt = objects.count == run.count
             if rebuilt { objects = Dictionary(minimumCapacity: run.count) }
-            for object in inserted[run] {
+            for position in run {
+                let object = inserted[position]
                 object.isInsertedFlag = false
                 let temporary = object.objectID
-                guard let permanent = result.permanentIDs[temporary] else {
+                // By position for a streamed save's inserts (in the order they were handed over), else by ID.
+                guard let (permanent, version) = result.saved(insert: temporary, at: position) else {
                     if rebuilt { objects[temporary] = object }
                     continue
                 }
                 if !rebuilt { objects.removeValue(forKey: temporary) }
                 if recordingSavedIDs { savedIDs[temporary] = permanent }
                 object.objectID = permanent
-                object.version = result.versions[permanent]
+                object.version = version
                 // The unique index already holds an inserted object (it follows every change of a unique
                 // attribute); only an object that now shares its row with another one takes that one's place.
                 if let previous = objects.updateValue(object, forKey: permanent), previous !== object {

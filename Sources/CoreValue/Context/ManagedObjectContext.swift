@@ -143,12 +143,12 @@ public final class ManagedObjectContext {
     /// join the unique index later, see ``uniqueIndex``), in the unique index.
     func reserveCapacity(_ count: Int, of info: EntityIndex, fetched: Bool = false) {
         guard count > 16 else { return }
-        registry[info.name, default: [:]].reserveCapacity((registry[info.name]?.count ?? 0) + count)
+        registry[info.name, default: [:]].reserveGrowing((registry[info.name]?.count ?? 0) + count)
         guard !info.uniqueAttributes.isEmpty else { return }
         if fetched {
             unindexed.reserveCapacity(unindexed.count + count)
         } else {
-            uniqueIndex.reserveCapacity(uniqueIndex.count + count * info.uniqueAttributes.count)
+            uniqueIndex.reserveGrowing(uniqueIndex.count + count * info.uniqueAttributes.count)
         }
     }
 
@@ -158,7 +158,7 @@ public final class ManagedObjectContext {
         guard !unindexed.isEmpty else { return }
         let objects = unindexed
         unindexed = []
-        indexedUniques.reserveCapacity(indexedUniques.count + objects.count)
+        indexedUniques.reserveGrowing(indexedUniques.count + objects.count)
         for object in objects { addUnique(object) }
     }
 

@@ -42,7 +42,8 @@ public protocol Store: AnyObject, Sendable {
     /// writing a part while `produce` prepares the next (`PostgresStore` pipelines them), so the caller's
     /// work and the store's overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is
     /// committed before `produce` returns, and nothing at all when it throws. The default collects the
-    /// parts and calls ``apply(_:)`` once.
+    /// parts and calls ``apply(_:)`` once. A store may report inserts by their position in the stream
+    /// (``SaveResult/streamedInserts``) rather than by ID.
     ///
     /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise
     ///   as ``apply(_:)``.
@@ -259,10 +260,58 @@ extension Store {
     public var permanentIDs: [ManagedObjectID: ManagedObjectID]
     /// For every inserted or updated object (keyed by permanent ID): its new version.
     public var versions: [ManagedObjectID: Int64]
+    /// For ``Store/apply(streaming:)`` only: the stored key and new version of inserts by their position in
+    /// the stream (the order the parts handed them over), for a store that reports them this way instead of
+    /// in ``permanentIDs`` and ``versions``: two tables keyed by ID cost about 330 bytes per inserted row, and
+    /// a random memory access each to fill and to read. An insert whose position is past the end or `nil`
+    /// is in the tables. Empty by default.
+    public var streamedInserts: [StoredRow?]
+
+    /// The stored key and version of one inserted row (see ``streamedInserts``); the entity is its insert's.
+    public struct StoredRow: Sendable, Hashable {
+        /// The row's surrogate key: its permanent ID is `.permanent(entity, primaryKey)`.
+        public var primaryKey: Int64
+        /// The row's version after the save.
+        public var version: Int64
+
+        /// Creates a stored row.
+        public init(primaryKey: Int64, version: Int64) {
+            self.primaryKey = primaryKey
+            self.version = version
+        }
+    }
 
     /// Creates a save result.
-    public init(permanentIDs: [ManagedObjectID: ManagedObjectID] = [:], versions: [ManagedObjectID: Int64] = [:]) {
+    public init(
+        permanentIDs: [ManagedObjectID: ManagedObjectID] = [:], versions: [ManagedObjectID: Int64] = [:],
+        streamedInserts: [StoredRow?] = []
+    ) {
         self.permanentIDs = permanentIDs
         self.versions = versions
+        self.streamedInserts = streamedInserts
+    }
+
+    /// The permanent ID and version of the insert `id` handed over at `position` of a stream (any position
+    /// for a save that was not streamed): from ``streamedInserts``, else from the tables.
+    public func saved(insert id: ManagedObjectID, at position: Int) -> (id: ManagedObjectID, version: Int64?)? {
+        if position < streamedInserts.count, let row = streamedInserts[position] {
+            return (.permanent(id.entityName, row.primaryKey), row.version)
+        }
+        guard let permanent = permanentIDs[id] else { return nil }
+        return (permanent, versions[permanent])
+    }
+
+    /// This result with ``streamedInserts`` moved into ``permanentIDs`` and ``versions``, given the stream's
+    /// inserts in the order they were handed over.
+    public func tabulated(streamed inserts: [ObjectChange]) -> SaveResult {
+        guard !streamedInserts.isEmpty else { return self }
+        var result = SaveResult(permanentIDs: permanentIDs, versions: versions)
+        for (position, insert) in inserts.enumerated() {
+            guard position < streamedInserts.count, let row = streamedInserts[position] else { continue }
+            let permanent = ManagedObjectID.permanent(insert.id.entityName, row.primaryKey)
+            result.permanentIDs[insert.id] = permanent
+            result.versions[permanent] = row.version
+        }
+        return result
     }
 }

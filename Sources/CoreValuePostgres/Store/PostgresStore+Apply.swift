@@ -61,11 +61,15 @@ extension PostgresStore {
             try withRunner { runner in
                 try runner.transaction { runner in
                     let recorder = SaveExecution.Recorder()
+                    // The stream position of the next part's first insert: results are recorded by position.
+                    var position = 0
                     // Each result is handled as it arrives and released: the pipeline never holds them all.
                     try runner.pipelined { emit in
                         func send(_ plan: SavePlan) throws {
+                            let start = position
+                            position += plan.inserts.reduce(0) { $0 + $1.rows.count }
                             try SaveExecution(plan: plan, statements: statements, runner: runner, recorder: recorder)
-                                .sendInserts(emit)
+                                .sendInserts(emit, at: start)
                         }
                         if produced {
                             for part in parts { try send(part.plan) }
@@ -95,7 +99,7 @@ extension PostgresStore {
                     if let channel {
                         var whole = ChangeSet()
                         for part in parts { whole.inserts += part.changes.inserts }
-                        try Self.notify(channel, whole, saved, runner)
+                        try Self.notify(channel, whole, saved.tabulated(streamed: whole.inserts), runner)
                     }
                     return saved
                 }

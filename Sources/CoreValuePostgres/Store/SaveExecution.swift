@@ -23,6 +23,11 @@ final class SaveExecution {
         _modify { yield &recorder.result }
     }
 
+    /// For a part of a streamed save whose inserts are one group, in the order handed over: the stream
+    /// position of its first insert. Its rows' keys and versions are then recorded by position
+    /// (``SaveResult/streamedInserts``), not in two tables keyed by ID.
+    private var streamPosition: Int?
+
     /// A foreign key of a new row whose destination was not inserted yet when the row was.
     private struct PendingLink {
         var entity: String
@@ -74,10 +79,24 @@ final class SaveExecution {
     ///
     /// - Throws: `CVManagedStructError.invalidObject` for a plan with anything but inserts of rows without
     ///   foreign keys (what a streamed part may hold); what `emit` throws.
-    func sendInserts(_ emit: Emit) throws {
+    ///
+    /// `position` is the stream position of the part's first insert (how many inserts the parts before it
+    /// held): with it, the part's results are recorded by position where its plan keeps the inserts in
+    /// order (one group), and by ID otherwise.
+    func sendInserts(_ emit: Emit, at position: Int? = nil) throws {
         guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
             throw CVManagedStructError.invalidObject(
                 message: "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
+        }
+        if let position {
+            // Every part takes its positions, recorded by position or not, so that later parts' line up.
+            let end = position + plan.inserts.reduce(0) { $0 + $1.rows.count }
+            if result.streamedInserts.count < end {
+                result.streamedInserts.append(contentsOf: repeatElement(nil, count: end - result.streamedInserts.count))
+            }
+            // One group holds the part's inserts in the order they were handed over (SavePlan appends rows
+            // to their group in order).
+            if plan.inserts.count == 1 { streamPosition = position }
         }
         var pending: [PendingLink] = []
         try insertAll(emit, pending: &pending)
@@ -190,7 +209,9 @@ final class SaveExecution {
         }
         // Rows are inserted in input order, so their identity keys ascend in input order.
         written.sort { $0.key < $1.key }
-        for (row, stored) in zip(rows, written) { record(row.id, entity.name, stored.key, stored.version) }
+        for (index, stored) in zip(rows.indices, written) {
+            record(rows[index].id, row: index, entity.name, stored.key, stored.version)
+        }
     }
 
     private func upsert(_ group: SavePlan.InsertGroup, key: Attribute, _ emit: Emit, pending: inout [PendingLink])
@@ -224,8 +245,10 @@ final class SaveExecution {
         }
         position = [:]
         func merged(_ index: Int) -> SavePlan.Row { combined[index] ?? rows[firsts[index]] }
-        result.permanentIDs.reserveCapacity(result.permanentIDs.count + rows.count)
-        result.versions.reserveCapacity(result.versions.count + firsts.count)
+        if streamPosition == nil {
+            result.permanentIDs.reserveGrowing(result.permanentIDs.count + rows.count)
+            result.versions.reserveGrowing(result.versions.count + firsts.count)
+        }
         // More rows than one statement carries go in several statements, in the order the server locks
         // rows (each statement sorts its rows by key): two savers of overlapping rows then lock them in one
         // order across their statements too, as within one, and cannot deadlock each other. A key type whose
@@ -273,12 +296,18 @@ final class SaveExecution {
                 throw PostgresStoreError(
                     .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
             }
-            record(row.id, entity.name, written.key, written.version)
-            for id in sharers[index] ?? [] { record(id, entity.name, written.key, written.version) }
+            record(row.id, row: firsts[index], entity.name, written.key, written.version)
+            for id in sharers[index] ?? [] { record(id, row: nil, entity.name, written.key, written.version) }
         }
     }
 
-    private func record(_ temporary: ManagedObjectID, _ entity: String, _ key: Int64, _ version: Int64) {
+    /// Records an inserted row's key and version: by stream position for the row at index `row` of a part's
+    /// one group (``streamPosition``), in the tables keyed by ID otherwise.
+    private func record(_ temporary: ManagedObjectID, row: Int?, _ entity: String, _ key: Int64, _ version: Int64) {
+        if let start = streamPosition, let row {
+            result.streamedInserts[start + row] = SaveResult.StoredRow(primaryKey: key, version: version)
+            return
+        }
         let permanent = ManagedObjectID.permanent(entity, key)
         result.permanentIDs[temporary] = permanent
         result.versions[permanent] = version
