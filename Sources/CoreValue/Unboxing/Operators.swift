@@ -12,6 +12,7 @@ infix operator <|? : MultiplicationPrecedence
 /// Applies `f` to `a`.
 ///
 /// - Throws: What `f` throws.
+@inlinable
 public func <^> <A, B>(f: (A) throws -> B, a: A) rethrows -> B {
     try f(a)
 }
@@ -20,6 +21,7 @@ public func <^> <A, B>(f: (A) throws -> B, a: A) rethrows -> B {
 ///
 /// - Throws: An unboxing error (``CVErrorDomain``, ``CVErrorUnboxFailed``) naming the key and type when the
 ///   value is missing, null, of another type, or does not fit without loss.
+@inlinable
 public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A where A == A.StructureType {
     guard let value = try unboxSource(object, key, A.self) else {
         let cycle = try isCycle(object, key)
@@ -31,6 +33,7 @@ public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A whe
 /// Reads the optional value of `key`: `nil` when missing or null.
 ///
 /// - Throws: An unboxing error when a value is present but of another type, or the key is unknown.
+@inlinable
 public func <|? <A: Unboxing>(object: ManagedObject, key: String) throws -> A? where A == A.StructureType {
     guard let value = try unboxSource(object, key, A.self) else { return nil }
     return try unboxWrapping(object, key, A.self) { try A.unbox(value) }
@@ -39,6 +42,7 @@ public func <|? <A: Unboxing>(object: ManagedObject, key: String) throws -> A? w
 /// Reads a to-many relationship as an array, in stored order for an ordered one; `[]` when empty.
 ///
 /// - Throws: An unboxing error naming the key when it is no to-many relationship or a member fails.
+@inlinable
 public func <|| <A: Unboxing>(object: ManagedObject, key: String) throws -> [A] where A == A.StructureType {
     try members(object, key, A.self).map { member in
         try unboxWrapping(object, key, A.self) { try A.unbox(.object(member)) }
@@ -48,6 +52,7 @@ public func <|| <A: Unboxing>(object: ManagedObject, key: String) throws -> [A] 
 /// Reads a to-many relationship as a set; empty when it has no members.
 ///
 /// - Throws: See the array variant.
+@inlinable
 public func <|| <A: Unboxing & Hashable>(object: ManagedObject, key: String) throws -> Set<A>
 where A == A.StructureType {
     var result = Set<A>()
@@ -57,7 +62,8 @@ where A == A.StructureType {
     return result
 }
 
-private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> ManagedValue? {
+@usableFromInline
+func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> ManagedValue? {
     if key == "objectID" {
         // An ephemeral object is never stored: a struct read from it has no objectID, and saving it inserts.
         // (An object whose context is gone keeps a permanent ID: it still names a stored row.)
@@ -79,19 +85,22 @@ private func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Typ
     return .object(target)
 }
 
-private func isCycle(_ object: ManagedObject, _ key: String) throws -> Bool {
+@usableFromInline
+func isCycle(_ object: ManagedObject, _ key: String) throws -> Bool {
     guard object.info.relationships[key] != nil else { return false }
     return try object.related(key).first.map { $0.unboxingDepth > 0 } ?? false
 }
 
-private func members(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> [ManagedObject] {
+@usableFromInline
+func members(_ object: ManagedObject, _ key: String, _ type: Any.Type) throws -> [ManagedObject] {
     guard let relationship = object.info.relationships[key], relationship.isToMany else {
         throw unboxError(object, key, type, "it is not a to-many relationship")
     }
     return try object.related(key).filter { $0.unboxingDepth == 0 }
 }
 
-private func unboxWrapping<A>(_ object: ManagedObject, _ key: String, _ type: A.Type, _ body: () throws -> A) throws
+@inlinable
+func unboxWrapping<A>(_ object: ManagedObject, _ key: String, _ type: A.Type, _ body: () throws -> A) throws
     -> A
 {
     do {
@@ -101,6 +110,7 @@ private func unboxWrapping<A>(_ object: ManagedObject, _ key: String, _ type: A.
     }
 }
 
-private func unboxError(_ object: ManagedObject, _ key: String, _ type: Any.Type, _ reason: String) -> NSError {
+@usableFromInline
+func unboxError(_ object: ManagedObject, _ key: String, _ type: Any.Type, _ reason: String) -> NSError {
     NSError(unboxErrorMessage: "could not unbox '\(key)' of \(object.entity.name) as \(type): \(reason)")
 }
