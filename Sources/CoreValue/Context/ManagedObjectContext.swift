@@ -83,6 +83,8 @@ public final class ManagedObjectContext {
     deinit {
         // Objects link to each other strongly; break the cycles so that they are freed with the context.
         for objects in registry.values {
+            // An entity without relationships has no links to break and nothing to read as empty later.
+            guard let first = objects.first?.value, !first.info.entity.relationships.isEmpty else { continue }
             for object in objects.values {
                 object.isDetached = true
                 if !object.links.isEmpty { object.links.removeAll() }
