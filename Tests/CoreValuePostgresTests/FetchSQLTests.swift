@@ -151,4 +151,30 @@ import Testing
         #expect(byValue.text.hasSuffix(#"WHERE t."id" = ANY($1::integer[])"#))
         #expect(byValue.binds == [.array(.int32, [.int32(1)])])
     }
+
+    @Test func relatedRowsAreReadThroughTheJoinTable() throws {
+        let model = ExampleModel.model
+        let company = try model.entity("Company")
+        let employee = try model.entity("Employee")
+        let shop = try model.entity("Shop")
+        func relationship(_ entity: Entity, _ name: String) throws -> Relationship {
+            try #require(entity.relationships.first { $0.name == name })
+        }
+        let members = try #require(
+            try statements.related(relationship(company, "employees"), of: company, owners: [1, 2]))
+        #expect(
+            members.text.hasSuffix(
+                #"FROM "s"."Company_employees" AS j JOIN "s"."Employee" AS t ON t."_pk" = j."member" WHERE j."owner" = ANY($1::bigint[])"#
+            ))
+        #expect(members.text.hasPrefix(#"SELECT t."_pk", t."_version", "#))
+        #expect(members.binds == [.int64Array([1, 2])])
+        // The other side of the same table: the owners of these members.
+        let owners = try #require(try statements.related(relationship(employee, "company"), of: employee, owners: [3]))
+        #expect(
+            owners.text.hasSuffix(
+                #"FROM "s"."Company_employees" AS j JOIN "s"."Company" AS t ON t."_pk" = j."owner" WHERE j."member" = ANY($1::bigint[])"#
+            ))
+        // A foreign key is read by ID.
+        #expect(try statements.related(relationship(shop, "owner"), of: shop, owners: [1]) == nil)
+    }
 }

@@ -73,6 +73,38 @@ import Testing
         }
     }
 
+    /// A context loads a relationship's members through its join table, in one statement. Members it holds
+    /// keys for that the relationship no longer links (another writer's change since the owner was read) are
+    /// still loaded, by ID, and a member linked since is not: the members are the ones the owner was read with.
+    @Test func membersAreLoadedThroughTheJoinTableAsTheOwnerWasRead() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            let (company, employees) = try Self.company(store, employees: ["a", "b", "c"])
+            let first = ManagedObjectContext(store: store)
+            let fresh = try first.existingObject(with: company)
+            var before = store.statistics
+            #expect(try fresh.objects(forKey: "employees").map(\.objectID) == employees)
+            #expect(store.statistics.since(before).statements == 1)
+
+            let context = ManagedObjectContext(store: store)
+            let owner = try context.existingObject(with: company)
+            // Another writer links "d" and unlinks "b" after the owner was read.
+            let newcomer = Self.employee("d")
+            _ = try store.apply(
+                ChangeSet(
+                    inserts: [newcomer],
+                    relationships: [
+                        RelationshipChange(
+                            owner: company, relationship: "employees",
+                            members: [employees[0], newcomer.id, employees[2]])
+                    ]))
+            before = store.statistics
+            #expect(try owner.objects(forKey: "employees").map(\.objectID) == employees)
+            // Through the join table ("a", "c"), then "b" by ID.
+            #expect(store.statistics.since(before).statements == 2)
+            #expect(context.registeredObjects(entityName: "Employee").count == 3)
+        }
+    }
+
     @Test func aMemberMovedToAnotherOwnerLeavesTheOldOne() throws {
         try TestDatabase.withExampleStore { store, _, _ in
             let (first, employees) = try Self.company(store, employees: ["a", "b"])

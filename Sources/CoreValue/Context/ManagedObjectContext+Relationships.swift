@@ -48,20 +48,46 @@ extension ManagedObjectContext {
     private func loadBatch(for object: ManagedObject, _ key: String, _ destination: String) throws {
         var wanted: [ManagedObjectID] = []
         var seen = Set<ManagedObjectID>()
+        var owners: [Int64] = []
         let registered = registry[destination] ?? [:]
-        func collect(_ links: [Link]) {
+        func collect(_ owner: ManagedObject) {
+            let links = owner.links[key] ?? []
             seen.reserveGrowing(seen.count + links.count)
+            var needed = false
             for case .key(let primaryKey) in links {
                 let id = ManagedObjectID.permanent(destination, primaryKey)
                 guard registered[id] == nil, missingIDs.isEmpty || !missingIDs.contains(id) else { continue }
+                needed = true
                 if seen.insert(id).inserted { wanted.append(id) }
             }
+            if needed, let key = owner.objectID.primaryKey { owners.append(key) }
         }
-        collect(object.links[key] ?? [])
+        collect(object)
         for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
-            collect(other.links[key] ?? [])
+            if other !== object { collect(other) }
         }
-        try fetchAndRegister(wanted)
+        try fetchAndRegister(wanted, relatedBy: key, of: object.info, owners: owners)
+    }
+
+    /// Registers the rows `wanted` (the unresolved keys of relationship `key` of the rows `owners`): through
+    /// the relationship when the store can read it that way (``Store/fetch(related:of:owners:)``), keeping
+    /// only the rows wanted and fetching by ID any the relationship no longer links (a concurrent change), so
+    /// the result is what fetching `wanted` by ID gives; by ID otherwise.
+    private func fetchAndRegister(
+        _ wanted: [ManagedObjectID], relatedBy key: String, of info: EntityIndex, owners: [Int64]
+    ) throws {
+        guard !wanted.isEmpty else { return }
+        guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize,
+            let rows = try store.fetch(related: key, of: info.name, owners: owners)
+        else {
+            return try fetchAndRegister(wanted)
+        }
+        var remaining = Set(wanted)
+        var kept: [RowSnapshot] = []
+        kept.reserveCapacity(wanted.count)
+        for row in rows where remaining.remove(row.id) != nil { kept.append(row) }
+        if let first = kept.first { _ = try register(kept, of: try index.entity(first.id.entityName)) }
+        if !remaining.isEmpty { try fetchAndRegister(wanted.filter(remaining.contains)) }
     }
 
     /// Sets the links of a relationship and keeps its inverse consistent on every object involved.

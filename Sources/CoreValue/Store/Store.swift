@@ -22,6 +22,16 @@ public protocol Store: AnyObject, Sendable {
     /// no row are left out of the result.
     @_spi(StoreImplementation) func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
 
+    /// The stored rows that a to-many relationship of the rows `owners` (primary keys of `entityName`) links
+    /// to now, in no particular order (a row linked from two owners may come twice), for a store that can
+    /// read them through where it keeps the relationship faster than by their IDs; `nil` (the default) when
+    /// it can't, and the context then calls ``fetch(ids:)`` with the keys it holds.
+    ///
+    /// The context keeps only rows whose keys the owners' links it holds name, and fetches by ID any such
+    /// key this did not return: the result is what ``fetch(ids:)`` would have given.
+    @_spi(StoreImplementation) func fetch(related relationship: String, of entityName: String, owners: [Int64])
+        throws -> [RowSnapshot]?
+
     /// The stored rows of an entity whose attribute `key` has one of `values`, in no particular order.
     ///
     /// This is how unique structs find their rows: one call per batch.
@@ -80,6 +90,13 @@ public protocol Store: AnyObject, Sendable {
 }
 
 extension Store {
+    /// No faster way: the context fetches the related rows by ID.
+    @_spi(StoreImplementation) public func fetch(related relationship: String, of entityName: String, owners: [Int64])
+        throws -> [RowSnapshot]?
+    {
+        nil
+    }
+
     /// Collects the parts and applies them together.
     @_spi(StoreImplementation) public func apply(
         streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void

@@ -48,6 +48,22 @@ extension PostgresStore {
         return try read(queries)
     }
 
+    /// The rows a relationship kept in a join table links these owners to, read through the join table in
+    /// one statement (see `FetchStatements.related`); `nil` for a relationship kept in a foreign key.
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` before anything is sent; server errors.
+    @_spi(StoreImplementation) public func fetch(related relationship: String, of entityName: String, owners: [Int64])
+        throws -> [RowSnapshot]?
+    {
+        let entity = try model.entity(entityName)
+        guard let found = entity.relationships.first(where: { $0.name == relationship }) else {
+            throw CVManagedStructError.unknownKey(entity: entityName, key: relationship)
+        }
+        guard !owners.isEmpty else { return [] }
+        guard let sql = try fetchStatements.related(found, of: entity, owners: owners) else { return nil }
+        return try read([(try model.entity(found.destination), sql)])
+    }
+
     /// The stored rows of an entity whose attribute `key` has one of `values`, in one statement.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
