@@ -148,7 +148,7 @@ public final class ManagedObjectContext {
         registry[info.name, default: [:]].reserveGrowing((registry[info.name]?.count ?? 0) + count)
         guard !info.uniqueAttributes.isEmpty else { return }
         if fetched {
-            unindexed.reserveCapacity(unindexed.count + count)
+            unindexed.reserveGrowing(unindexed.count + count)
         } else {
             uniqueIndex.reserveGrowing(uniqueIndex.count + count * info.uniqueAttributes.count)
         }

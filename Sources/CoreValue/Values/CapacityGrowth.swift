@@ -16,3 +16,13 @@ extension Set {
         reserveCapacity(Swift.max(count, capacity * 2))
     }
 }
+
+extension Array {
+    /// Makes room for at least `count` elements, at least doubling the capacity when it grows (see
+    /// `Dictionary.reserveGrowing(_:)`): `reserveCapacity` allocates exactly what it is asked for, so asking
+    /// for a little more each time copied the whole array each time.
+    package mutating func reserveGrowing(_ count: Int) {
+        guard capacity < count else { return }
+        reserveCapacity(Swift.max(count, capacity * 2))
+    }
+}
