@@ -167,9 +167,10 @@ extension ManagedObjectContext {
         for run in inserted.runs(by: \.info.name) {
             let name = inserted[run.lowerBound].info.name
             var objects = registry.removeValue(forKey: name) ?? [:]
-            // When these inserts are every object of the entity here (a bulk load), their permanent IDs go
-            // into a new table instead of replacing each temporary one in the old.
-            let rebuilt = objects.count == run.count
+            // When these inserts are every object of the entity here (a bulk load, whose objects a streamed
+            // save does not register until now), their permanent IDs go into a new table instead of replacing
+            // each temporary one in the old.
+            let rebuilt = objects.count == run.count || objects.isEmpty
             if rebuilt { objects = Dictionary(minimumCapacity: run.count) }
             for position in run {
                 let object = inserted[position]
@@ -210,6 +211,13 @@ extension ManagedObjectContext {
 
     func addUnique(_ object: ManagedObject) {
         guard !object.isDeletedFlag else { return }
+        if let bulk = bulkInsert, bulk.entity == object.info.number, object.isInsertedFlag {
+            for position in object.info.uniquePositions {
+                let value = object.attributes[at: position] ?? .null
+                if !value.isNull { bulk.uniques[UniqueValue(object.info, at: position, value)] = object }
+            }
+            return
+        }
         for position in object.info.uniquePositions {
             let value = object.attributes[at: position] ?? .null
             if !value.isNull { uniqueIndex[UniqueValue(object.info, at: position, value)] = object }

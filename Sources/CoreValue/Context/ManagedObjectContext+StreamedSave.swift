@@ -20,8 +20,9 @@ extension ManagedObjectContext {
     func saveStreamed<T: BoxingUniqueStruct>(_ structs: [T]) throws -> Bool {
         guard structs.count > Self.streamedPartSize, !hasChanges, let first = structs.first else { return false }
         let info = try index.entity(T.EntityName)
+        // One unique attribute, the identifier: the only one a part's boxing looks objects up by.
         guard info.entity.relationships.isEmpty, registry[info.name]?.isEmpty ?? true,
-            let attribute = info.attributes[T.IdentifierName], attribute.isUnique,
+            info.uniqueAttributes.count == 1, let attribute = info.attributes[T.IdentifierName], attribute.isUnique,
             ValueOrder.matchesServerOrder(attribute.type)
         else { return false }
         let probe = try RecordBuilder(entity: { try self.index.entity($0) }, layouts: layouts).record(for: first)
@@ -43,8 +44,10 @@ extension ManagedObjectContext {
         }
         var inserted: [ManagedObject] = []
         inserted.reserveCapacity(structs.count)
-        // Room for every part at once, not grown part by part.
-        reserveCapacity(structs.count, of: info)
+        // The objects join the registry and the unique index when the save commits (see `BulkInsert`).
+        let bulk = BulkInsert(entity: info.number)
+        bulkInsert = bulk
+        defer { bulkInsert = nil }
         let result = try store.apply(streaming: { send in
             var start = 0
             while start < order.count {
@@ -52,6 +55,8 @@ extension ManagedObjectContext {
                 var end = min(start + Self.streamedPartSize, order.count)
                 while end < order.count, ValueOrder.compare(keys[order[end - 1]], keys[order[end]]) == 0 { end += 1 }
                 let mark = insertedList.count
+                // Equal identifiers share one part: a part looks up only its own objects.
+                bulk.uniques.removeAll(keepingCapacity: true)
                 _ = try BoxingSession(context: self, blindUpserts: true).box(order[start..<end].map { structs[$0] })
                 var part = ChangeSet()
                 let new = insertedList[mark...]
@@ -64,7 +69,9 @@ extension ManagedObjectContext {
         })
         // The objects were made in this call and their temporary IDs never left it: no struct or caller can
         // hold one, so none needs to find its object by it later (``savedIDs``, 21 MB for 100,000 objects).
+        bulkInsert = nil
         commit(result, inserted: inserted, deleted: [], recordingSavedIDs: false)
+        indexLater(inserted)
         return true
     }
 }
