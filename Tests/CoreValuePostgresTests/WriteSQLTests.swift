@@ -74,9 +74,12 @@ import Testing
     }
 
     @Test func rowsWrittenUnlessCurrentAreCheckedByTheirVersionsWithoutLockingThem() {
-        let sql = statements.versions(table: "Author", keys: [1, 2])
-        #expect(sql.text == #"SELECT t."_pk", t."_version" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[])"#)
-        #expect(sql.binds == [.int64Array([1, 2])])
+        let sql = statements.versions(table: "Author", keys: [2, 1])
+        #expect(
+            sql.text
+                == #"SELECT t."_pk", t."_version" FROM "s"."Author" AS t WHERE t."_pk" = ANY($1::bigint[]) AND t."_pk" BETWEEN $2 AND $3"#
+        )
+        #expect(sql.binds == [.int64Array([2, 1]), .int64(1), .int64(2)])
     }
 
     @Test func updatesCheckVersionsAndKeepUnsetColumns() {

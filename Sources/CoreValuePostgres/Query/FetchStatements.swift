@@ -51,10 +51,12 @@ package struct FetchStatements: Sendable {
         return "SELECT count(*) FROM (\(inner)) AS c"
     }
 
-    /// The row statement for rows with these surrogate keys.
+    /// The row statement for rows with these surrogate keys (and within their range, see
+    /// ``SQL/keyRange(_:_:)``).
     package func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
-        select(entity)
-            + " WHERE t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) = ANY(\(typedBind: .int64Array(primaryKeys)))"
+        let pk: SQL = "t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn))"
+        return select(entity) + " WHERE \(pk) = ANY(\(typedBind: .int64Array(primaryKeys)))"
+            + SQL.keyRange(pk, primaryKeys)
     }
 
     /// The row statement for the rows a relationship kept in a join table links the rows `owners` of

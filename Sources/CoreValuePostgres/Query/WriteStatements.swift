@@ -126,9 +126,11 @@ package struct WriteStatements: Sendable {
     /// on (``ObjectChange/unlessCurrent``) without sending their values. Nothing is locked: a current row is not
     /// written. `= ANY` lets the planner choose the primary key's index for a few rows of a large table (a join
     /// with `unnest` was planned as a scan of the whole table).
+    /// With the keys' range as well (``SQL/keyRange(_:_:)``), so that few keys of a large table are read
+    /// through the primary key's index.
     package func versions(table: String, keys: [Int64]) -> SQL {
         "SELECT t.\(Self.pk), t.\(Self.version) FROM \(SQLIdentifier(table, schema: schema)) AS t "
-            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys)))"
+            + "WHERE t.\(Self.pk) = ANY(\(typedBind: .int64Array(keys)))" + SQL.keyRange("t.\(Self.pk)", keys)
     }
 
     /// The row locks of a batched update, taken in one order whatever order the rows were given in:

@@ -79,6 +79,15 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         return result
     }
 
+    /// ` AND column BETWEEN $min AND $max` for a condition `column = ANY(keys)`: implied by it, but it lets the
+    /// planner see how narrow the keys are. With `= ANY` alone it estimates from the keys' count only, and
+    /// reads 1,000 clustered keys of a 10,000-row table by scanning the whole table (about twice the time of
+    /// the index range). Empty for no keys.
+    package static func keyRange(_ column: SQL, _ keys: [Int64]) -> SQL {
+        guard let low = keys.min(), let high = keys.max() else { return "" }
+        return " AND \(column) BETWEEN \(bind: .int64(low)) AND \(bind: .int64(high))"
+    }
+
     /// Concatenates two fragments.
     package static func + (lhs: SQL, rhs: SQL) -> SQL {
         var result = lhs
