@@ -27,9 +27,19 @@ struct RowReader {
         // After the foreign keys: one key array per relationship kept elsewhere (FetchStatements.select).
         let linkStart = foreignKeyStart + foreignKeys.count
         let linked = FetchStatements.separatelyLoaded(entity, mapping).map { ($0.name, $0.isToMany) }
+        // Key and version through the specialized cell decoder (`QueryResult.decode` is generic in another
+        // module, so it runs unspecialized).
+        func integer(_ row: Int, _ column: Int) throws -> Int64 {
+            let value = try BindEncoding.attributeValue(
+                result, row: row, column: column, type: .int64)
+            guard case .int64(let number) = value else {
+                throw LibPQError(.decoding, "column \(column) row \(row) is NULL, expected a key or version")
+            }
+            return number
+        }
         for row in 0..<result.rowCount {
-            let key = try result.decode(Int64.self, row: row, column: 0)
-            let version = try result.decode(Int64.self, row: row, column: 1)
+            let key = try integer(row, 0)
+            let version = try integer(row, 1)
             var values: [AttributeValue?] = []
             values.reserveCapacity(types.count)
             for (offset, type) in types.enumerated() {
