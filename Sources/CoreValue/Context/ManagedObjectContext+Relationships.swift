@@ -66,15 +66,17 @@ extension ManagedObjectContext {
         for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
             if other !== object { collect(other) }
         }
-        try fetchAndRegister(wanted, relatedBy: key, of: object.info, owners: owners)
+        try fetchAndRegister(wanted, &seen, relatedBy: key, of: object.info, owners: owners)
     }
 
-    /// Registers the rows `wanted` (the unresolved keys of relationship `key` of the rows `owners`): through
-    /// the relationship when the store can read it that way (``Store/fetch(related:of:owners:)``), keeping
-    /// only the rows wanted and fetching by ID any the relationship no longer links (a concurrent change), so
-    /// the result is what fetching `wanted` by ID gives; by ID otherwise.
+    /// Registers the rows `wanted` (the unresolved keys of relationship `key` of the rows `owners`; `remaining`
+    /// holds the same IDs, and loses those found): through the relationship when the store can read it that
+    /// way (``Store/fetch(related:of:owners:)``), keeping only the rows wanted and fetching by ID any the
+    /// relationship no longer links (a concurrent change), so the result is what fetching `wanted` by ID
+    /// gives; by ID otherwise.
     private func fetchAndRegister(
-        _ wanted: [ManagedObjectID], relatedBy key: String, of info: EntityIndex, owners: [Int64]
+        _ wanted: [ManagedObjectID], _ remaining: inout Set<ManagedObjectID>, relatedBy key: String,
+        of info: EntityIndex, owners: [Int64]
     ) throws {
         guard !wanted.isEmpty else { return }
         guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize,
@@ -82,7 +84,6 @@ extension ManagedObjectContext {
         else {
             return try fetchAndRegister(wanted)
         }
-        var remaining = Set(wanted)
         var kept: [RowSnapshot] = []
         kept.reserveCapacity(wanted.count)
         for row in rows where remaining.remove(row.id) != nil { kept.append(row) }
