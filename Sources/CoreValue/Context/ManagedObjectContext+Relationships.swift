@@ -10,9 +10,11 @@ extension ManagedObjectContext {
         }
         let destination = relationship.destination
         let links = object.links[key] ?? []
-        if links.contains(where: { isUnresolved($0, destination) }) {
-            try loadBatch(for: object, key, destination)
-        }
+        let needsLoading = {
+            let registered = registry[destination] ?? [:]
+            return links.contains { isUnresolved($0, destination, in: registered) }
+        }()
+        if needsLoading { try loadBatch(for: object, key, destination) }
         var result: [ManagedObject] = []
         result.reserveCapacity(links.count)
         var resolvedLinks: [Link] = []
@@ -40,31 +42,43 @@ extension ManagedObjectContext {
     }
 
     private func isUnresolved(_ link: Link, _ destination: String) -> Bool {
+        isUnresolved(link, destination, in: registry[destination] ?? [:])
+    }
+
+    /// Whether a link is a stored key of a row neither `registered` (the destination's registry) nor known
+    /// to be missing.
+    private func isUnresolved(
+        _ link: Link, _ destination: String, in registered: [ManagedObjectID: ManagedObject]
+    ) -> Bool {
         guard case .key(let primaryKey) = link else { return false }
         let id = ManagedObjectID.permanent(destination, primaryKey)
-        return registry[destination]?[id] == nil && !missingIDs.contains(id)
+        return registered[id] == nil && (missingIDs.isEmpty || !missingIDs.contains(id))
     }
 
     private func loadBatch(for object: ManagedObject, _ key: String, _ destination: String) throws {
         var wanted: [ManagedObjectID] = []
         var seen = Set<ManagedObjectID>()
         var owners: [Int64] = []
-        let registered = registry[destination] ?? [:]
-        func collect(_ owner: ManagedObject) {
-            let links = owner.links[key] ?? []
-            seen.reserveGrowing(seen.count + links.count)
-            var needed = false
-            for case .key(let primaryKey) in links {
-                let id = ManagedObjectID.permanent(destination, primaryKey)
-                guard registered[id] == nil, missingIDs.isEmpty || !missingIDs.contains(id) else { continue }
-                needed = true
-                if seen.insert(id).inserted { wanted.append(id) }
+        // The destination's registry is held only while collecting: registering the rows changes it, and a
+        // copy still held then would be copied whole.
+        do {
+            let registered = registry[destination] ?? [:]
+            func collect(_ owner: ManagedObject) {
+                let links = owner.links[key] ?? []
+                seen.reserveGrowing(seen.count + links.count)
+                var needed = false
+                for link in links where isUnresolved(link, destination, in: registered) {
+                    guard case .key(let primaryKey) = link else { continue }
+                    needed = true
+                    let id = ManagedObjectID.permanent(destination, primaryKey)
+                    if seen.insert(id).inserted { wanted.append(id) }
+                }
+                if needed, let key = owner.objectID.primaryKey { owners.append(key) }
             }
-            if needed, let key = owner.objectID.primaryKey { owners.append(key) }
-        }
-        collect(object)
-        for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
-            if other !== object { collect(other) }
+            collect(object)
+            for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
+                if other !== object { collect(other) }
+            }
         }
         try fetchAndRegister(wanted, &seen, relatedBy: key, of: object.info, owners: owners)
     }

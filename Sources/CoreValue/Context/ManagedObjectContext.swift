@@ -248,19 +248,10 @@ public final class ManagedObjectContext {
         var result: [ManagedObject] = []
         result.reserveCapacity(snapshots.count)
         // Each row is moved out of the array, last first (reading rows in place or by `for in` copied each one
-        // out, retaining and releasing its every value); the objects and their unique-index entries are put
-        // back in row order after. The rows have distinct IDs, so the order they register in is not observable.
+        // out, retaining and releasing its every value); the objects are put back in row order after. The rows
+        // have distinct IDs and unique values, so the order they register and join the unique index in is not
+        // observable.
         var rows = snapshots
-        let firstUnindexed = unindexed.count
-        defer {
-            var low = firstUnindexed
-            var high = unindexed.count - 1
-            while low < high {
-                unindexed.swapAt(low, high)
-                low += 1
-                high -= 1
-            }
-        }
         // With none of the entity's objects registered before, every row makes a new one: one hash per row.
         let fresh = objects.isEmpty
         while let snapshot = rows.popLast() {

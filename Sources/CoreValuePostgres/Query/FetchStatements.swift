@@ -65,27 +65,35 @@ package struct FetchStatements: Sendable {
     /// over the destinations' own keys was planned as a scan of their whole table (a company's 1,000
     /// members out of 10,000 rows: 2-3 ms, against under 1 ms). `nil` for a relationship kept in a foreign key.
     package func related(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> SQL? {
+        guard let join = joinTable(of: relationship, in: entity) else { return nil }
+        let destination = try mapping.model.entity(relationship.destination)
+        let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
+        return select(
+            destination,
+            from:
+                "\(join.table) AS j JOIN \(SQLIdentifier(destination.name, schema: schema)) AS t ON t.\(pk) = j.\(join.far)"
+        )
+            + " WHERE j.\(join.near) = ANY(\(typedBind: .int64Array(owners)))"
+    }
+
+    /// The join table a relationship of `entity` is kept in, with its column for `entity`'s rows (`near`),
+    /// the one for the rows it links to (`far`), and whether those are in position order (the owner's side of
+    /// an ordered relationship); `nil` for a relationship kept in a foreign key.
+    private func joinTable(of relationship: Relationship, in entity: Entity)
+        -> (table: SQLIdentifier, near: SQLIdentifier, far: SQLIdentifier, byPosition: Bool)?
+    {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)
-        let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
-        let table: SQLIdentifier
-        let (near, far): (SQLIdentifier, SQLIdentifier)
         switch mapping.storage(of: relationship, in: entity) {
         case .joinTable:
-            table = SQLIdentifier(
-                SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name), schema: schema)
-            (near, far) = (owner, member)
+            let name = SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name)
+            return (SQLIdentifier(name, schema: schema), owner, member, relationship.kind == .orderedToMany)
         case .inverseJoinTable(let other, let inverse):
-            table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
-            (near, far) = (member, owner)
+            let name = SchemaMapping.joinTableName(entity: other, relationship: inverse)
+            return (SQLIdentifier(name, schema: schema), member, owner, false)
         case .foreignKey, .inverseForeignKey:
             return nil
         }
-        let destination = try mapping.model.entity(relationship.destination)
-        return select(
-            destination,
-            from: "\(table) AS j JOIN \(SQLIdentifier(destination.name, schema: schema)) AS t ON t.\(pk) = j.\(far)")
-            + " WHERE j.\(near) = ANY(\(typedBind: .int64Array(owners)))"
     }
 
     /// The row statement for rows whose attribute `key` has one of `values`.
@@ -126,25 +134,17 @@ package struct FetchStatements: Sendable {
     /// `ARRAY(SELECT ...)`: the keys a relationship of the row `t` links to, in the relationship's order
     /// (position for an ordered one, else key); `nil` for a foreign key (a column of the row itself).
     private func linkedKeys(of relationship: Relationship, in entity: Entity) -> SQL? {
-        let owner = SQLIdentifier(SchemaMapping.ownerColumn)
-        let member = SQLIdentifier(SchemaMapping.memberColumn)
         let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
-        switch mapping.storage(of: relationship, in: entity) {
-        case .foreignKey:
-            return nil
-        case .joinTable:
-            let table = SQLIdentifier(
-                SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name), schema: schema)
-            let order: SQL =
-                relationship.kind == .orderedToMany ? "j.\(SQLIdentifier(SchemaMapping.positionColumn))" : "j.\(member)"
-            return "ARRAY(SELECT j.\(member) FROM \(table) AS j WHERE j.\(owner) = t.\(pk) ORDER BY \(order))"
-        case .inverseJoinTable(let other, let inverse):
-            let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)
-            return "ARRAY(SELECT j.\(owner) FROM \(table) AS j WHERE j.\(member) = t.\(pk) ORDER BY j.\(owner))"
-        case .inverseForeignKey(let other, let inverse):
-            let table = SQLIdentifier(other, schema: schema)
-            let column = SQLIdentifier(inverse)
-            return "ARRAY(SELECT o.\(pk) FROM \(table) AS o WHERE o.\(column) = t.\(pk) ORDER BY o.\(pk))"
+        if let join = joinTable(of: relationship, in: entity) {
+            let order: SQL = join.byPosition ? "j.\(SQLIdentifier(SchemaMapping.positionColumn))" : "j.\(join.far)"
+            return
+                "ARRAY(SELECT j.\(join.far) FROM \(join.table) AS j WHERE j.\(join.near) = t.\(pk) ORDER BY \(order))"
         }
+        guard case .inverseForeignKey(let other, let inverse) = mapping.storage(of: relationship, in: entity) else {
+            return nil
+        }
+        let table = SQLIdentifier(other, schema: schema)
+        let column = SQLIdentifier(inverse)
+        return "ARRAY(SELECT o.\(pk) FROM \(table) AS o WHERE o.\(column) = t.\(pk) ORDER BY o.\(pk))"
     }
 }

@@ -67,7 +67,7 @@ extension PostgresStore {
                     try runner.pipelined { emit in
                         func send(_ plan: SavePlan) throws {
                             let start = position
-                            position += plan.inserts.reduce(0) { $0 + $1.rows.count }
+                            position += plan.insertCount
                             try SaveExecution(plan: plan, statements: statements, runner: runner, recorder: recorder)
                                 .sendInserts(emit, at: start)
                         }

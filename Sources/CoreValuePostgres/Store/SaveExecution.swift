@@ -90,7 +90,7 @@ final class SaveExecution {
         }
         if let position {
             // Every part takes its positions, recorded by position or not, so that later parts' line up.
-            let end = position + plan.inserts.reduce(0) { $0 + $1.rows.count }
+            let end = position + plan.insertCount
             if result.streamedInserts.count < end {
                 result.streamedInserts.append(contentsOf: repeatElement(nil, count: end - result.streamedInserts.count))
             }
@@ -345,12 +345,7 @@ final class SaveExecution {
         guard !checked.isEmpty else { return }
         let entity = group.entity.name
         try emit(statements.versions(table: entity, keys: checked.map(\.key))) { [self] returned in
-            var versions: [Int64: Int64] = [:]
-            versions.reserveCapacity(returned.rowCount)
-            for position in 0..<returned.rowCount {
-                versions[try returned.decode(Int64.self, row: position, column: 0)] =
-                    try returned.decode(Int64.self, row: position, column: 1)
-            }
+            let versions = try Self.versions(returned)
             // A row written unless current must still exist.
             try checkConflicts(entity, keys: checked.map(\.key), found: Set(versions.keys), action: "update")
             let moved = checked.filter { versions[$0.key] != $0.row.version }.map {
@@ -399,15 +394,22 @@ final class SaveExecution {
             table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns, lockOrder: lockOrder)
         let entity = group.entity.name
         try emit(sql) { [self] returned in
-            var versions: [Int64: Int64] = [:]
-            for row in 0..<returned.rowCount {
-                versions[try returned.decode(Int64.self, row: row, column: 0)] =
-                    try returned.decode(Int64.self, row: row, column: 1)
-            }
+            let versions = try Self.versions(returned)
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
             try checkConflicts(entity, keys: keys, found: Set(versions.keys), action: "update")
             for (key, version) in versions { result.versions[.permanent(entity, key)] = version }
         }
+    }
+
+    /// The `("_pk", "_version")` rows a statement returned, by key.
+    private static func versions(_ returned: QueryResult) throws -> [Int64: Int64] {
+        var versions: [Int64: Int64] = [:]
+        versions.reserveCapacity(returned.rowCount)
+        for row in 0..<returned.rowCount {
+            versions[try returned.decode(Int64.self, row: row, column: 0)] =
+                try returned.decode(Int64.self, row: row, column: 1)
+        }
+        return versions
     }
 
     private func relink(_ group: SavePlan.LinkGroup, _ emit: Emit) throws {

@@ -46,6 +46,8 @@ struct SavePlan {
     }
 
     private(set) var inserts: [InsertGroup] = []
+    /// How many rows the inserts hold: one per insert of the change set.
+    var insertCount: Int { inserts.reduce(0) { $0 + $1.rows.count } }
     private(set) var updates: [UpdateGroup] = []
     private(set) var deletes: [DeleteGroup] = []
     private(set) var links: [LinkGroup] = []
