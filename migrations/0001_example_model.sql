@@ -73,7 +73,7 @@ CREATE TABLE "Company_employees" (
     "owner" bigint NOT NULL REFERENCES "Company" ("_pk") ON DELETE CASCADE,
     "member" bigint NOT NULL REFERENCES "Employee" ("_pk") ON DELETE CASCADE,
     "position" integer NOT NULL,
-    PRIMARY KEY ("owner", "member"),
+    PRIMARY KEY ("member", "owner"),
     UNIQUE ("member") DEFERRABLE INITIALLY DEFERRED,
     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
 );
@@ -95,7 +95,7 @@ CREATE TABLE "Article_categories" (
     "owner" bigint NOT NULL REFERENCES "Article" ("_pk") ON DELETE CASCADE,
     "member" bigint NOT NULL REFERENCES "Category" ("_pk") ON DELETE CASCADE,
     "position" integer NOT NULL,
-    PRIMARY KEY ("owner", "member"),
+    PRIMARY KEY ("member", "owner"),
     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
 );
 
@@ -103,10 +103,4 @@ ALTER TABLE "Shop" ADD FOREIGN KEY ("owner") REFERENCES "Employee" ("_pk") ON DE
 
 CREATE INDEX ON "Shop" ("owner");
 
-CREATE INDEX ON "Company_employees" ("member");
-
 CREATE INDEX ON "Shop_products" ("member");
-
-CREATE INDEX ON "Author_articles" ("member");
-
-CREATE INDEX ON "Article_categories" ("member");

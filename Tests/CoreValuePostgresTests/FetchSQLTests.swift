@@ -19,10 +19,19 @@ import Testing
                 entityName: "Car", predicate: predicate, sortDescriptors: sort, fetchLimit: limit, fetchOffset: offset))
     }
 
-    @Test func selectsEveryColumnSortedByKey() throws {
+    @Test func selectsEveryColumnUnsortedWithoutSortOrWindow() throws {
         let sql = try sql(nil)
-        #expect(sql.text == Self.carColumns + #" ORDER BY t."_pk" ASC"#)
+        #expect(sql.text == Self.carColumns)
         #expect(sql.binds.isEmpty)
+    }
+
+    @Test func aSortOrAWindowEndsWithTheKey() throws {
+        #expect(
+            try sql(nil, sort: [CVSortDescriptor(key: "name")]).text
+                == Self.carColumns + #" ORDER BY t."name" ASC, t."_pk" ASC"#)
+        // A window without sort descriptors is still stable from page to page.
+        #expect(try sql(nil, limit: 5).text == Self.carColumns + #" ORDER BY t."_pk" ASC LIMIT $1"#)
+        #expect(try sql(nil, offset: 5).text == Self.carColumns + #" ORDER BY t."_pk" ASC OFFSET $1"#)
     }
 
     @Test func comparesWithCoercedBinds() throws {
@@ -59,7 +68,7 @@ import Testing
                 + #" WHERE (t."seats" = ANY($1::smallint[]) OR t."mileage" BETWEEN $2 AND $3 OR t."nickname" IS NULL"#
                 + #" OR t."nickname" IS NULL OR t."nickname" IS NOT NULL OR NOT (t."registered" = $4)"#
                 + #" OR t."name" LIKE $5 OR t."name" COLLATE "und-x-icu" ILIKE $6 OR t."name" LIKE $7 OR t."name" COLLATE "und-x-icu" ILIKE $8"#
-                + #" OR FALSE OR TRUE OR FALSE OR TRUE OR FALSE) ORDER BY t."_pk" ASC"#)
+                + #" OR FALSE OR TRUE OR FALSE OR TRUE OR FALSE)"#)
         #expect(
             sql.binds == [
                 .array(.int16, [.int16(2), .int16(5)]), .scalar(.int64, .int64(1)), .scalar(.int64, .int64(9)),
@@ -100,12 +109,12 @@ import Testing
 
     @Test func toOneRelationshipsCanBeTestedForNull() throws {
         let shop = try statements.rows(for: FetchRequest(entityName: "Shop", predicate: .isNull(key: "owner")))
-        #expect(shop.text.hasSuffix(#" WHERE t."owner" IS NULL ORDER BY t."_pk" ASC"#))
+        #expect(shop.text.hasSuffix(#" WHERE t."owner" IS NULL"#))
         let employee = try statements.rows(
             for: FetchRequest(entityName: "Employee", predicate: .isNull(key: "company")))
         #expect(
             employee.text.hasSuffix(
-                #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk") ORDER BY t."_pk" ASC"#
+                #" WHERE NOT EXISTS (SELECT 1 FROM "s"."Company_employees" AS i WHERE i."member" = t."_pk")"#
             ))
     }
 

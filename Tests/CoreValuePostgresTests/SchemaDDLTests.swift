@@ -13,6 +13,7 @@ import Testing
             Attribute("motto", .string, optional: true, defaultValue: .string("it's \"fine\""))
             Relationship("captain", to: "Player", deleteRule: .deny)
             Relationship("players", to: "Player", .orderedToMany, inverse: "team")
+            Relationship("scouts", to: "Player", .unorderedToMany)
         }
         Entity("Player") {
             Attribute("name", .string)
@@ -46,9 +47,15 @@ import Testing
                     "owner" bigint NOT NULL REFERENCES "s"."Team" ("_pk") ON DELETE CASCADE,
                     "member" bigint NOT NULL REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE,
                     "position" integer NOT NULL,
-                    PRIMARY KEY ("owner", "member"),
+                    PRIMARY KEY ("member", "owner"),
                     UNIQUE ("member") DEFERRABLE INITIALLY DEFERRED,
                     UNIQUE ("owner", "position") DEFERRABLE INITIALLY DEFERRED
+                );
+
+                CREATE TABLE "s"."Team_scouts" (
+                    "owner" bigint NOT NULL REFERENCES "s"."Team" ("_pk") ON DELETE CASCADE,
+                    "member" bigint NOT NULL REFERENCES "s"."Player" ("_pk") ON DELETE CASCADE,
+                    PRIMARY KEY ("owner", "member")
                 );
 
                 ALTER TABLE "s"."Team" ADD FOREIGN KEY ("captain") REFERENCES "s"."Player" ("_pk") ON DELETE SET NULL;
@@ -59,7 +66,7 @@ import Testing
 
                 CREATE INDEX ON "s"."Player" ("mentor");
 
-                CREATE INDEX ON "s"."Team_players" ("member");
+                CREATE INDEX ON "s"."Team_scouts" ("member");
 
                 """)
         #expect(SchemaPrinter(model: model, schema: "s").ddl == ddl)

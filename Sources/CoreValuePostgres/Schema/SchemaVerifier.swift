@@ -6,8 +6,8 @@ import LibPQ
 /// Checked per table: every column with its type and nullability; `"_pk"` being an identity column and
 /// the primary key; a non-deferrable unique index on each unique attribute (the upsert's `ON CONFLICT`
 /// arbiter); a foreign key on each to-one column to its destination's table with the expected `ON DELETE`
-/// action; and for join tables the primary key (owner, member), their foreign keys and, when ordered, the
-/// deferrable, initially deferred UNIQUE (owner, position).
+/// action; and for join tables the primary key on (owner, member) in either order, their foreign keys and,
+/// when ordered, the deferrable, initially deferred UNIQUE (owner, position).
 struct SchemaVerifier {
     let mapping: SchemaMapping
     let schema: String?
@@ -23,9 +23,10 @@ struct SchemaVerifier {
             }
             problems += columnMismatches(table, columns)
             let indexes = catalog.uniqueIndexes[table.name] ?? []
+            let isOrdered = table.columns.contains { $0.name == SchemaMapping.positionColumn }
             let primaryKey =
-                table.isJoinTable
-                ? [SchemaMapping.ownerColumn, SchemaMapping.memberColumn] : [SchemaMapping.primaryKeyColumn]
+                table.isJoinTable ? SchemaMapping.joinTableKey(ordered: isOrdered) : [SchemaMapping.primaryKeyColumn]
+            // In either column order: a join table created before ordered ones led with the member works alike.
             if !indexes.contains(where: { $0.isPrimary && Set($0.columns) == Set(primaryKey) }) {
                 problems.append("table \(quoted) has no PRIMARY KEY (\(list(primaryKey)))")
             }
