@@ -175,6 +175,35 @@ import Testing
                 })
             #expect(Set(rows.filter { $0.version == 3 }.map(\.id)) == [ids[9], ids[199]])
 
+            // A stale row given as two changes, the second's price an integer: their values are made into one
+            // row, coerced, only once the row is found stale.
+            func theirs(_ id: ManagedObjectID) throws {
+                _ = try other.apply(
+                    ChangeSet(updates: [ObjectChange(id: id, version: nil, attributes: ["name": .string("theirs")])]))
+            }
+            try theirs(ids[20])
+            _ = try store.apply(
+                ChangeSet(updates: [
+                    ObjectChange(id: ids[20], version: 1, attributes: product(21), unlessCurrent: true),
+                    ObjectChange(id: ids[20], version: 1, attributes: ["price": .int64(99)], unlessCurrent: true),
+                ]))
+            let merged = try #require(try store.fetch(ids: [ids[20]]).first)
+            #expect(merged.attributes["name"] == .string("P21"))
+            #expect(merged.attributes["price"] == .decimal(99))
+            // Text PostgreSQL cannot hold in a stale row fails the save then, inside its transaction: the other
+            // row of the save is not written.
+            try theirs(ids[30])
+            #expect(throws: PostgresStoreError.self) {
+                try store.apply(
+                    ChangeSet(updates: [
+                        ObjectChange(id: ids[31], version: 1, attributes: ["name": .string("mine")]),
+                        ObjectChange(
+                            id: ids[30], version: 1, attributes: ["name": .string("a\u{0}b")], unlessCurrent: true),
+                    ]))
+            }
+            #expect(try store.fetch(ids: [ids[31]]).first?.attributes["name"] == .string("P32"))
+            #expect(try store.fetch(ids: [ids[30]]).first?.attributes["name"] == .string("theirs"))
+
             // A row deleted meanwhile: a conflict, and nothing is written.
             _ = try other.apply(ChangeSet(deletes: [ObjectDeletion(id: ids[0], version: nil)]))
             _ = try other.apply(

@@ -127,7 +127,12 @@ final class SaveExecution {
                 continue
             }
             // Updates that don't carry the identifier (a persistent struct's changed columns) lock by key later.
-            var values = update.rows.compactMap { row in row.attributes[key.name].flatMap { $0.isNull ? nil : $0 } }
+            // A row written unless current holds its change's values as given (`SavePlan.Row.deferred`).
+            var values = try update.rows.compactMap { row in
+                try row.attributes[key.name].flatMap { $0.isNull ? nil : $0 }.map {
+                    try ValueCoercion.coerce($0, to: key, in: update.entity.name)
+                }
+            }
             guard values.count == update.rows.count else { continue }
             for group in upserts { values += group.rows.compactMap { $0.attributes[key.name] } }
             try runner.run(statements.lock(table: update.entity.name, identifiers: values, of: key))
@@ -348,10 +353,10 @@ final class SaveExecution {
             let versions = try Self.versions(returned)
             // A row written unless current must still exist.
             try checkConflicts(entity, keys: checked.map(\.key), found: Set(versions.keys), action: "update")
-            let moved = checked.filter { versions[$0.key] != $0.row.version }.map {
+            let moved = try checked.filter { versions[$0.key] != $0.row.version }.map {
                 checked -> (key: Int64, row: SavePlan.Row) in
                 // Written whole whatever its version now: last writer wins.
-                var row = checked.row
+                var row = try plan.materialized(checked.row)
                 row.unlessCurrent = false
                 row.version = nil
                 return (checked.key, row)

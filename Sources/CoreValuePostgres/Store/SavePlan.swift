@@ -4,7 +4,9 @@
 ///
 /// Every key is known, every value is coerced to its column's type (text with a NUL character is refused),
 /// required attributes have values, and insert groups are ordered so that rows referenced by foreign keys
-/// are inserted first where the graph allows.
+/// are inserted first where the graph allows. Rows written unless current (unique structs saved unchanged)
+/// are made only once found stale (``Row/deferred``); the shared `ChangeSet.validate` has checked them
+/// before, and a NUL character found then fails the save inside its transaction, so nothing is written.
 struct SavePlan {
     /// One inserted or updated row.
     struct Row {
@@ -16,6 +18,10 @@ struct SavePlan {
         var toOne: [String: ManagedObjectID?]
         /// Write only if the stored version moved on from `version` (``ObjectChange/unlessCurrent``).
         var unlessCurrent = false
+        /// For a row written unless current, the changes it stands for, made into its values only if the row
+        /// turns out stale (``materialized(_:)``); until then `attributes` are the first change's as given.
+        /// Such a row is usually current and never written, so it is not arranged and coerced up front.
+        var deferred: [ObjectChange] = []
     }
 
     /// The inserts of one entity; with an upsert key, the upserts on that attribute.
@@ -169,8 +175,15 @@ struct SavePlan {
             guard !change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
             }
-            let row = try makeRow(change, entity: info, isInsert: false)
             if let (group, position) = rowIndex[change.id] {
+                if change.unlessCurrent, updates[group].rows[position].unlessCurrent {
+                    updates[group].rows[position].deferred.append(change)
+                    continue
+                }
+                if !updates[group].rows[position].deferred.isEmpty {
+                    updates[group].rows[position] = try materialized(updates[group].rows[position])
+                }
+                let row = try makeRow(change, entity: info, isInsert: false)
                 updates[group].rows[position].attributes.merge(row.attributes)
                 updates[group].rows[position].toOne.merge(row.toOne) { $1 }
                 if !row.unlessCurrent {
@@ -179,6 +192,12 @@ struct SavePlan {
                 }
                 continue
             }
+            let row =
+                change.unlessCurrent
+                ? Row(
+                    id: change.id, version: change.version, attributes: change.attributes, toOne: [:],
+                    unlessCurrent: true, deferred: [change])
+                : try makeRow(change, entity: info, isInsert: false)
             let group: Int
             if let existing = index[entity.name] {
                 group = existing
@@ -249,6 +268,24 @@ struct SavePlan {
             }
         }
         links.sort { ($0.entity.name, $0.relationship.name) < ($1.entity.name, $1.relationship.name) }
+    }
+
+    /// A row whose changes were deferred (see ``Row/deferred``) with its values made: keys known, values
+    /// coerced, the checks `makeRow` does done; a row without deferred changes as it is.
+    ///
+    /// - Throws: As ``init(mapping:changes:index:)``.
+    func materialized(_ row: Row) throws -> Row {
+        guard let first = row.deferred.first else { return row }
+        let info = try index.entity(row.id.entityName)
+        var made = try makeRow(first, entity: info, isInsert: false)
+        for change in row.deferred.dropFirst() {
+            let next = try makeRow(change, entity: info, isInsert: false)
+            made.attributes.merge(next.attributes)
+            made.toOne.merge(next.toOne) { $1 }
+        }
+        made.version = row.version
+        made.unlessCurrent = row.unlessCurrent
+        return made
     }
 
     /// A change as a row in its entity's layout: every key known, every value coerced to its column's type,
