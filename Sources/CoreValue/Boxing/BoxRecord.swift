@@ -124,6 +124,18 @@ struct RecordBuilder {
         return record
     }
 
+    /// ``record(for:depth:)`` for a struct whose type is known statically (the elements of a `[T]`): no
+    /// existential box per element, no cast.
+    fileprivate func record<T: BoxingStruct>(typed value: T, depth: Int) throws -> BoxRecord {
+        if depth < ManagedObjectContext.maximumGraphDepth, layouts.reflection != .mirror,
+            let record = try keyPathRecord(value, depth: depth)
+        {
+            return record
+        }
+        // Too deep (it throws), the Mirror path asked for, or a type the key paths cannot list.
+        return try record(for: value, depth: depth)
+    }
+
     /// The record of a struct read through its type's key paths (no `Mirror`); `nil` when the type's fields
     /// cannot be listed that way, which sends it down the `Mirror` path.
     private func keyPathRecord<T: BoxingStruct>(_ value: T, depth: Int) throws -> BoxRecord? {
@@ -309,6 +321,11 @@ struct RecordBuilder {
         if let optional = value as? any _OptionalBoxing {
             guard let wrapped = optional._wrappedValue else { return [] }
             return try targets(wrapped, relationship, info, depth: depth)
+        }
+        if relationship.isToMany, let structs = value as? any _BoxingStructCollection,
+            let records = try structs._boxingRecords(self, destination: relationship.destination, depth: depth)
+        {
+            return records
         }
         if let collection = value as? any _BoxingCollection {
             guard relationship.isToMany else {
@@ -537,6 +554,28 @@ protocol _BoxingCollection {
     static var _boxingElementType: Any.Type { get }
     /// Whether the collection keeps an order (an array: an ordered to-many relationship).
     static var _isOrderedBoxingCollection: Bool { get }
+}
+
+/// An array or set of one struct type: its records are built with the type known, without putting each
+/// element in an existential and casting it back (see ``RecordBuilder/record(typed:depth:)``).
+protocol _BoxingStructCollection {
+    /// The elements' records; `nil` when the elements are not of `destination` (the general path then
+    /// reports it).
+    func _boxingRecords(_ builder: RecordBuilder, destination: String, depth: Int) throws -> [BoxRecord.Target]?
+}
+
+extension Array: _BoxingStructCollection where Element: BoxingStruct {
+    func _boxingRecords(_ builder: RecordBuilder, destination: String, depth: Int) throws -> [BoxRecord.Target]? {
+        guard Element.EntityName == destination else { return nil }
+        return try map { .record(try builder.record(typed: $0, depth: depth)) }
+    }
+}
+
+extension Set: _BoxingStructCollection where Element: BoxingStruct {
+    func _boxingRecords(_ builder: RecordBuilder, destination: String, depth: Int) throws -> [BoxRecord.Target]? {
+        guard Element.EntityName == destination else { return nil }
+        return try map { .record(try builder.record(typed: $0, depth: depth)) }
+    }
 }
 
 extension Array: _BoxingCollection {
