@@ -126,7 +126,7 @@ struct RecordBuilder {
 
     /// ``record(for:depth:)`` for a struct whose type is known statically (the elements of a `[T]`): no
     /// existential box per element, no cast.
-    fileprivate func record<T: BoxingStruct>(typed value: T, depth: Int) throws -> BoxRecord {
+    func record<T: BoxingStruct>(typed value: T, depth: Int) throws -> BoxRecord {
         if depth < ManagedObjectContext.maximumGraphDepth, layouts.reflection != .mirror,
             let record = try keyPathRecord(value, depth: depth)
         {

@@ -17,12 +17,13 @@ struct BoxingSession {
     ///
     /// - Throws: ``CVManagedStructError`` from reflection or identity resolution; either way no object has
     ///   been written.
-    func box(_ values: [any BoxingStruct]) throws -> [ManagedObject] {
+    func box<T: BoxingStruct>(_ values: [T]) throws -> [ManagedObject] {
         // Without a context, the entities come from the struct types themselves (no process-wide registry).
-        let index = try context?.index ?? DerivedModel.index(for: values.map { type(of: $0) })
+        let index = try context?.index ?? DerivedModel.index(for: values.isEmpty ? [] : [T.self])
         // Without a context, a cache of this call's own, so each struct type is still resolved once.
         let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts ?? LayoutCache())
-        let roots = try values.map { try builder.record(for: $0) }
+        // With the type known: no existential per struct (see `RecordBuilder.record(typed:depth:)`).
+        let roots = try values.map { try builder.record(typed: $0, depth: 0) }
         if let context {
             try resolve(roots, in: context)
             // Room for the batch in the context's tables at once, rather than growing them by rehashing.
