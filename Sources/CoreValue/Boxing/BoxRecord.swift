@@ -187,14 +187,17 @@ struct RecordBuilder {
         if let (type, plan) = layouts.lastKeyPathPlan, type == key {
             return unsafeDowncast(plan, to: LayoutCache.KeyPathPlan<T>.self)
         }
-        if let cached = layouts.keyPathPlans[key] {
+        if let cached = layouts.keyPathPlans[key] ?? layouts.shared?.plan(for: key) {
+            layouts.keyPathPlans[key] = cached
             guard let plan = cached as? LayoutCache.KeyPathPlan<T> else { return nil }
             layouts.lastKeyPathPlan = (key, plan)
             return plan
         }
         // A type with a custom mirror says itself which fields it shows: honour it, as the Mirror path does.
         guard !(type is any CustomReflectable.Type), let listed = StructFields.keyPaths(of: type) else {
-            layouts.keyPathPlans[key] = LayoutCache.Unavailable()
+            let unavailable = LayoutCache.Unavailable()
+            layouts.keyPathPlans[key] = unavailable
+            layouts.shared?.keep(unavailable, for: key)
             return nil
         }
         let info = try entity(type.EntityName)
@@ -218,6 +221,7 @@ struct RecordBuilder {
             info: info, attributeNames: names, identity: try identityKind(of: type, info))
         let plan = LayoutCache.KeyPathPlan<T>(layout: layout, attributes: attributes, relationships: relationships)
         layouts.keyPathPlans[key] = plan
+        layouts.shared?.keep(plan, for: key)
         layouts.lastKeyPathPlan = (key, plan)
         return plan
     }
@@ -377,6 +381,12 @@ package final class LayoutCache {
 
     /// How this context's boxing reads fields; ``Reflection/keyPaths`` unless a test says otherwise.
     package var reflection = Reflection.keyPaths
+    /// The key-path plans other contexts of the same model index built; `nil` for a cache of its own.
+    let shared: SharedPlans?
+
+    init(shared: SharedPlans? = nil) {
+        self.shared = shared
+    }
 
     /// One attribute field of a struct type. Not generic: the boxing loop copies a reference per field, where
     /// a field of a generic type was copied and destroyed through its value witnesses (a quarter of a flat

@@ -66,8 +66,8 @@ public final class ManagedObjectContext {
     var missingIDs: Set<ManagedObjectID> = []
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
-    /// Struct layouts resolved against the model, per struct type.
-    package let layouts = LayoutCache()
+    /// Struct layouts resolved against the model, per struct type (backed by the index's shared plans).
+    package let layouts: LayoutCache
 
     /// The largest number of IDs or values sent in one store call.
     public static let batchSize = 10_000
@@ -83,7 +83,10 @@ public final class ManagedObjectContext {
     /// Creates a context over a store.
     public init(store: any Store) {
         self.store = store
-        self.index = ModelIndex(store.model)
+        // A store's own index when it shares it: built once, with the boxing plans every context needs.
+        let index = (store as? any ModelIndexSharing)?.sharedIndex ?? ModelIndex(store.model)
+        self.index = index
+        self.layouts = LayoutCache(shared: index.plans)
         handle.context = self
     }
 

@@ -7,6 +7,9 @@ package final class ModelIndex: Sendable {
     package let model: ManagedObjectModel
     /// The entities by name.
     package let entities: [String: EntityIndex]
+    /// The boxing plans built against this index, for every context that shares it (see
+    /// ``ModelIndexSharing``).
+    package let plans = SharedPlans()
 
     /// Indexes a model.
     package init(_ model: ManagedObjectModel) {
@@ -24,6 +27,35 @@ package final class ModelIndex: Sendable {
     package func entity(_ name: String) throws -> EntityIndex {
         guard let entity = entities[name] else { throw CVManagedStructError.unknownEntity(name) }
         return entity
+    }
+}
+
+/// A store that indexes its model once: the contexts over it share that index, and with it the boxing plans
+/// each struct type needs (``ModelIndex/plans``), so a context made per request does not build them again.
+package protocol ModelIndexSharing: AnyObject {
+    /// The store's index of its own model.
+    var sharedIndex: ModelIndex { get }
+}
+
+/// Boxing plans (``LayoutCache``'s key-path plans, or its marker for a type without one) by struct type,
+/// shared by the contexts of one ``ModelIndex``. A plan is immutable once built and refers only to that
+/// index's entities; a context keeps the plans it used in its own cache and comes here only on a miss.
+package final class SharedPlans: @unchecked Sendable {
+    private let lock = NSLock()
+    private var plans: [ObjectIdentifier: AnyObject] = [:]
+
+    /// The plan built for a type, if any context built one.
+    package func plan(for type: ObjectIdentifier) -> AnyObject? {
+        lock.lock()
+        defer { lock.unlock() }
+        return plans[type]
+    }
+
+    /// Keeps a plan for the other contexts; the first one kept for a type stays.
+    package func keep(_ plan: AnyObject, for type: ObjectIdentifier) {
+        lock.lock()
+        defer { lock.unlock() }
+        if plans[type] == nil { plans[type] = plan }
     }
 }
 

@@ -144,3 +144,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
         return try body()
     }
 }
+
+extension MemoryStore: ModelIndexSharing {
+    package var sharedIndex: ModelIndex { index }
+}

@@ -196,3 +196,7 @@ public final class PostgresStore: Store {
         }
     }
 }
+
+extension PostgresStore: ModelIndexSharing {
+    package var sharedIndex: ModelIndex { index }
+}
