@@ -135,6 +135,50 @@ import Testing
         }
     }
 
+    /// An ordered join table is keyed (member, owner) and reads by owner through UNIQUE (owner, position);
+    /// a one-to-many's finds members through UNIQUE (member). Made unordered, or many-to-many, it would lose
+    /// that index with the column or constraint: the diff creates the index in its place.
+    @Test func aJoinTableThatChangesKindKeepsAnIndexForEachSide() throws {
+        func model(_ kind: Relationship.Kind, oneToMany: Bool = false) throws -> ManagedObjectModel {
+            try ManagedObjectModel {
+                Entity("List") {
+                    if oneToMany {
+                        Relationship("items", to: "Item", kind, inverse: "list")
+                    } else {
+                        Relationship("items", to: "Item", kind)
+                    }
+                }
+                Entity("Item") {
+                    Attribute("label", .string)
+                    if oneToMany { Relationship("list", to: "List", inverse: "items") }
+                }
+            }
+        }
+        try TestDatabase.withSchema { url, schema in
+            let migrator = try Migrator(url: url, schema: schema)
+            let table = SQLIdentifier("List_items", schema: schema).quoted
+            // Ordered, then unordered: the owner's index goes with "position".
+            try migrator.migrate(model: try model(.orderedToMany))
+            let unordered = try migrator.diff(model: try model(.unorderedToMany))
+            #expect(unordered.destructive.contains { $0.contains(#"DROP COLUMN "position""#) })
+            #expect(unordered.statements == [#"CREATE INDEX ON \#(table) ("owner");"#])
+            try TestDatabase.execute(url, unordered.statements.joined(separator: "\n"))
+            try TestDatabase.execute(url, #"ALTER TABLE \#(table) DROP COLUMN "position""#)
+            #expect(try migrator.diff(model: try model(.unorderedToMany)).isEmpty)
+            try PostgresStore(url: url, model: try model(.unorderedToMany), schema: schema).close()
+        }
+        try TestDatabase.withSchema { url, schema in
+            let migrator = try Migrator(url: url, schema: schema)
+            let table = SQLIdentifier("List_items", schema: schema).quoted
+            // One-to-many, then many-to-many: the member's index goes with UNIQUE (member).
+            try migrator.migrate(model: try model(.unorderedToMany, oneToMany: true))
+            let many = try migrator.diff(model: try model(.unorderedToMany))
+            #expect(many.destructive.contains { $0.contains(#"UNIQUE (member)"#) })
+            #expect(many.statements == [#"CREATE INDEX ON \#(table) ("member");"#])
+            #expect(try migrator.diff(model: try model(.unorderedToMany, oneToMany: true)).isEmpty)
+        }
+    }
+
     @Test func theExampleModelsMigrationsLeaveNoDiff() throws {
         try TestDatabase.withExampleStore { _, url, schema in
             let diff = try Migrator(url: url, schema: schema).diff(model: ExampleModel.model)

@@ -91,8 +91,9 @@ public struct SchemaDiff: Sendable, Hashable {
                         + "(\(SQLIdentifier.quote(column.name)));")
             }
             if table.isJoinTable {
-                Self.compareJoinConstraints(
+                let expected = Self.compareJoinConstraints(
                     table, catalog.uniqueConstraints[table.name] ?? [], name, &later, &destructive)
+                Self.compareJoinIndexes(table, catalog.indexes[table.name] ?? [], expected, printer, &later)
                 continue
             }
             for index in indexes where index.columns.count == 1 && !index.isPrimary {
@@ -115,10 +116,13 @@ public struct SchemaDiff: Sendable, Hashable {
 
     /// A join table's deferred unique constraints: `UNIQUE (member)` of a one-to-many, `UNIQUE (owner,
     /// position)` of an ordered relationship. Missing ones are added; ones the model no longer has are listed.
+    ///
+    /// - Returns: The column sets of the unique constraints the model has.
+    @discardableResult
     private static func compareJoinConstraints(
         _ table: TableDefinition, _ found: [SchemaCatalog.UniqueConstraint], _ name: String,
         _ statements: inout [String], _ destructive: inout [String]
-    ) {
+    ) -> [[String]] {
         var expected: [[String]] = []
         for constraint in table.tableConstraints where constraint.hasPrefix("UNIQUE") {
             let columns = [SchemaMapping.ownerColumn, SchemaMapping.memberColumn, SchemaMapping.positionColumn]
@@ -132,6 +136,26 @@ public struct SchemaDiff: Sendable, Hashable {
             destructive.append(
                 "\(name) has UNIQUE (\(constraint.columns.joined(separator: ", "))), which the model no longer needs: "
                     + "ALTER TABLE \(name) DROP CONSTRAINT ...;")
+        }
+        return expected
+    }
+
+    /// Reads by owner and lookups by member each need an index that leads with their column. The printed
+    /// layout has both; a join table whose relationship changed kind may lose one with the column or
+    /// constraint the model no longer has (an ordered table's `UNIQUE (owner, position)`, a one-to-many's
+    /// `UNIQUE (member)`), so such an index does not count, and a missing one is created.
+    private static func compareJoinIndexes(
+        _ table: TableDefinition, _ found: [SchemaCatalog.Index], _ expectedUnique: [[String]],
+        _ printer: SchemaPrinter, _ statements: inout [String]
+    ) {
+        let columns = Set(table.columns.map(\.name))
+        let kept = found.filter { index in
+            index.columns.allSatisfy(columns.contains)
+                && (!index.isUnique || index.isPrimary || expectedUnique.contains { Set($0) == Set(index.columns) })
+        }
+        for column in [SchemaMapping.ownerColumn, SchemaMapping.memberColumn]
+        where !kept.contains(where: { $0.columns.first == column }) {
+            statements.append(printer.createIndex(on: table.name, column))
         }
     }
 

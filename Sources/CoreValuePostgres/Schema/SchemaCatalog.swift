@@ -1,8 +1,8 @@
 @_spi(StoreImplementation) import CoreValue
 import LibPQ
 
-/// What the database's catalog says about one schema's tables: columns, unique indexes, unique constraints
-/// and foreign keys, read in four statements. The schema is resolved explicitly: the given one, or
+/// What the database's catalog says about one schema's tables: columns, indexes, unique constraints and
+/// foreign keys, read in three statements. The schema is resolved explicitly: the given one, or
 /// `current_schema()` (the search path's first existing schema), never the whole search path.
 struct SchemaCatalog {
     struct Column {
@@ -23,6 +23,13 @@ struct SchemaCatalog {
         var isImmediate: Bool
     }
 
+    /// Any index on plain columns without a predicate: which columns, in order, and whether it is unique.
+    struct Index {
+        var columns: [String]
+        var isUnique: Bool
+        var isPrimary: Bool
+    }
+
     struct UniqueConstraint {
         var columns: [String]
         var isDeferrable: Bool
@@ -38,6 +45,8 @@ struct SchemaCatalog {
 
     var columns: [String: [String: Column]] = [:]
     var uniqueIndexes: [String: [UniqueIndex]] = [:]
+    /// Every index (unique or not), for the leading columns join tables need.
+    var indexes: [String: [Index]] = [:]
     var uniqueConstraints: [String: [UniqueConstraint]] = [:]
     var foreignKeys: [String: [ForeignKey]] = [:]
 
@@ -63,11 +72,10 @@ struct SchemaCatalog {
             + "AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
     }
 
-    static func uniqueIndexesQuery(_ schema: String?) -> SQL {
-        "SELECT c.relname::text, \(columnNames("i.indkey", of: "i.indrelid")), i.indisprimary, i.indimmediate "
-            + "FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
-            + "WHERE c.relnamespace = \(namespace(schema)) AND i.indisunique AND i.indpred IS NULL "
-            + "AND i.indexprs IS NULL"
+    static func indexesQuery(_ schema: String?) -> SQL {
+        "SELECT c.relname::text, \(columnNames("i.indkey", of: "i.indrelid")), i.indisprimary, i.indimmediate, "
+            + "i.indisunique FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
+            + "WHERE c.relnamespace = \(namespace(schema)) AND i.indpred IS NULL AND i.indexprs IS NULL"
     }
 
     static func constraintsQuery(_ schema: String?) -> SQL {
@@ -96,12 +104,17 @@ struct SchemaCatalog {
                     collation: try columns.decode(String.self, row: row, column: 5),
                     hasDefault: try columns.decode(Bool.self, row: row, column: 6))
         }
-        let indexes = try run(uniqueIndexesQuery(schema))
+        let indexes = try run(indexesQuery(schema))
         for row in 0..<indexes.rowCount {
-            catalog.uniqueIndexes[try indexes.decode(String.self, row: row, column: 0), default: []].append(
+            let table = try indexes.decode(String.self, row: row, column: 0)
+            let columns = try indexes.decode([String].self, row: row, column: 1)
+            let isPrimary = try indexes.decode(Bool.self, row: row, column: 2)
+            let isUnique = try indexes.decode(Bool.self, row: row, column: 4)
+            catalog.indexes[table, default: []].append(Index(columns: columns, isUnique: isUnique, isPrimary: isPrimary))
+            guard isUnique else { continue }
+            catalog.uniqueIndexes[table, default: []].append(
                 UniqueIndex(
-                    columns: try indexes.decode([String].self, row: row, column: 1),
-                    isPrimary: try indexes.decode(Bool.self, row: row, column: 2),
+                    columns: columns, isPrimary: isPrimary,
                     isImmediate: try indexes.decode(Bool.self, row: row, column: 3)))
         }
         let constraints = try run(constraintsQuery(schema))
