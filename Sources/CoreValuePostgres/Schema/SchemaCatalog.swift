@@ -110,7 +110,8 @@ struct SchemaCatalog {
             let columns = try indexes.decode([String].self, row: row, column: 1)
             let isPrimary = try indexes.decode(Bool.self, row: row, column: 2)
             let isUnique = try indexes.decode(Bool.self, row: row, column: 4)
-            catalog.indexes[table, default: []].append(Index(columns: columns, isUnique: isUnique, isPrimary: isPrimary))
+            catalog.indexes[table, default: []].append(
+                Index(columns: columns, isUnique: isUnique, isPrimary: isPrimary))
             guard isUnique else { continue }
             catalog.uniqueIndexes[table, default: []].append(
                 UniqueIndex(
