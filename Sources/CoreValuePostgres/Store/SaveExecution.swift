@@ -127,9 +127,9 @@ final class SaveExecution {
                 continue
             }
             // Updates that don't carry the identifier (a persistent struct's changed columns) lock by key later.
-            // A row written unless current holds its change's values as given (`SavePlan.Row.deferred`).
+            // A row written unless current holds its changes' values as given (`SavePlan.Row.deferred`).
             var values = try update.rows.compactMap { row in
-                try row.attributes[key.name].flatMap { $0.isNull ? nil : $0 }.map {
+                try row.value(of: key.name).flatMap { $0.isNull ? nil : $0 }.map {
                     try ValueCoercion.coerce($0, to: key, in: update.entity.name)
                 }
             }

@@ -22,6 +22,13 @@ struct SavePlan {
         /// turns out stale (``materialized(_:)``); until then `attributes` are the first change's as given.
         /// Such a row is usually current and never written, so it is not arranged and coerced up front.
         var deferred: [ObjectChange] = []
+
+        /// The value the row writes for an attribute: with deferred changes, the last one that sets it (as
+        /// ``SavePlan/materialized(_:)`` merges them), as given.
+        func value(of name: String) -> AttributeValue? {
+            guard !deferred.isEmpty else { return attributes[name] }
+            return deferred.last { $0.attributes[name] != nil }?.attributes[name]
+        }
     }
 
     /// The inserts of one entity; with an upsert key, the upserts on that attribute.
