@@ -211,16 +211,13 @@ extension ManagedObjectContext {
 
     func addUnique(_ object: ManagedObject) {
         guard !object.isDeletedFlag else { return }
-        if let bulk = bulkInsert, bulk.entity == object.info.number, object.isInsertedFlag {
-            for position in object.info.uniquePositions {
-                let value = object.attributes[at: position] ?? .null
-                if !value.isNull { bulk.uniques[UniqueValue(object.info, at: position, value)] = object }
-            }
-            return
-        }
+        // A bulk save's new objects go into its part's table (see `BulkInsert`).
+        let bulk = object.isInsertedFlag ? bulkInsert(of: object.info) : nil
         for position in object.info.uniquePositions {
             let value = object.attributes[at: position] ?? .null
-            if !value.isNull { uniqueIndex[UniqueValue(object.info, at: position, value)] = object }
+            guard !value.isNull else { continue }
+            let unique = UniqueValue(object.info, at: position, value)
+            if let bulk { bulk.uniques[unique] = object } else { uniqueIndex[unique] = object }
         }
     }
 }

@@ -59,6 +59,12 @@ public final class ManagedObjectContext {
         init(entity: Int32) { self.entity = entity }
     }
     var bulkInsert: BulkInsert?
+
+    /// The bulk save in progress when it makes `info`'s objects.
+    func bulkInsert(of info: EntityIndex) -> BulkInsert? {
+        guard let bulkInsert, bulkInsert.entity == info.number else { return nil }
+        return bulkInsert
+    }
     /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
     /// before the save still finds its object.
     var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
@@ -157,7 +163,7 @@ public final class ManagedObjectContext {
     /// Makes room for `count` more objects of an entity in the registry and, unless they are `fetched` (which
     /// join the unique index later, see ``uniqueIndex``), in the unique index.
     func reserveCapacity(_ count: Int, of info: EntityIndex, fetched: Bool = false) {
-        guard count > 16, bulkInsert?.entity != info.number else { return }
+        guard count > 16, bulkInsert(of: info) == nil else { return }
         registry[info.name, default: [:]].reserveGrowing((registry[info.name]?.count ?? 0) + count)
         guard !info.uniqueAttributes.isEmpty else { return }
         if fetched {
@@ -182,7 +188,7 @@ public final class ManagedObjectContext {
     func insertObject(_ info: EntityIndex) -> ManagedObject {
         let object = ManagedObject(info: info, objectID: .temporary(info.name), handle: handle)
         object.isInsertedFlag = true
-        if bulkInsert?.entity != info.number { registry[info.name, default: [:]][object.objectID] = object }
+        if bulkInsert(of: info) == nil { registry[info.name, default: [:]][object.objectID] = object }
         pendingInserts.append(object)
         return object
     }
@@ -355,7 +361,7 @@ public final class ManagedObjectContext {
     func uniqueObject(_ info: EntityIndex, _ key: String, _ value: AttributeValue) -> ManagedObject? {
         guard let unique = UniqueValue(info, key, value) else { return nil }
         // A bulk save's entity has no other object here (see `BulkInsert`).
-        if let bulk = bulkInsert, bulk.entity == info.number { return bulk.uniques[unique] }
+        if let bulk = bulkInsert(of: info) { return bulk.uniques[unique] }
         return uniqueIndex[unique]
     }
 
