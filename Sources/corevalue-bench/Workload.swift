@@ -35,6 +35,7 @@ final class Workload {
     /// starts, or the other way round; the split is printed as extra fields.
     func measure(_ op: String, rows: Int, _ body: (inout Phases) throws -> Void, check: () throws -> String?) {
         let before = store.statistics
+        let cpuBefore = ResidentMemory.processorTime()
         var phases = Phases()
         do {
             try body(&phases)
@@ -44,11 +45,12 @@ final class Workload {
             return
         }
         let elapsed = ContinuousClock.now - phases.start
+        let cpu = ResidentMemory.processorTime() - cpuBefore
         let stats = store.statistics.since(before)
         printLine(
             op: op, rows: rows, elapsed: elapsed,
             extra: "statements=\(stats.statements)" + phases.fields(total: elapsed)
-                + " max_rss_bytes=\(ResidentMemory.peak())")
+                + " max_rss_bytes=\(ResidentMemory.peak())" + String(format: " cpu_s=%.6f", cpu))
         do {
             if let problem = try check() {
                 failures.append("\(op): \(problem)")
@@ -370,6 +372,19 @@ enum ResidentMemory {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// The process's CPU time so far (user and system, every thread), in seconds, from `getrusage`: beside
+    /// an op's `seconds`, what the client itself spent.
+    static func processorTime() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+        #endif
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The process's peak resident set so far, from `getrusage` (kilobytes on Linux, bytes on Darwin).

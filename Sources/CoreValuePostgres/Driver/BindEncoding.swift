@@ -67,7 +67,7 @@ enum BindEncoding {
     ) throws -> AttributeValue {
         guard result.contains(row: row, column: column) else { throw result.outOfRange(row: row, column: column) }
         guard let bytes = result.unsafeBytes(row: Int32(row), column: Int32(column)) else { return .null }
-        let serverType = serverType ?? result.columns[column].type
+        let serverType = serverType ?? result.columnTypes[column]
         func decoded<T: PostgresDecodable>(_: T.Type, _ wrap: (T) -> AttributeValue) throws -> AttributeValue {
             do {
                 return wrap(try T.decode(from: bytes, type: serverType))

@@ -108,11 +108,14 @@ extension PostgresStore {
         try withRunner { runner in
             try runner.transaction(isolation: .repeatableRead, readOnly: true) { runner in
                 try runner.run("DECLARE \(cursor) NO SCROLL CURSOR FOR " + rows)
+                let reader = RowReader(mapping: mapping, entity: entity, layout: layout)
                 while true {
                     // FETCH takes no parameters; the count is an integer of ours.
-                    let result = try runner.run(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)")
-                    let batch = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(
-                        from: result)
+                    var batch: [RowSnapshot] = []
+                    batch.reserveCapacity(min(size, 4096))
+                    try runner.runRows(SQL(unsafeRaw: "FETCH FORWARD \(size) FROM ") + "\(cursor)") {
+                        try reader.append($0, to: &batch)
+                    }
                     guard !batch.isEmpty else { break }
                     delivered = true
                     // Fetches `body` makes on this thread (unboxing a batch loads its relationships) run on
@@ -155,11 +158,9 @@ extension PostgresStore {
     private func readAll(_ queries: [(Entity, SQL)], _ runner: StatementRunner) throws -> [RowSnapshot] {
         var snapshots: [RowSnapshot] = []
         for (entity, sql) in queries {
-            let layout = try index.entity(entity.name).layout
-            let rows = try RowReader(mapping: mapping, entity: entity, layout: layout).snapshots(from: runner.run(sql))
-            // One entity (the usual case): its rows as they are, not copied into a second array.
-            if queries.count == 1 { return rows }
-            snapshots += rows
+            let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+            // Row by row as they arrive: decoded while the server sends the rest, and never all in one result.
+            try runner.runRows(sql) { try reader.append($0, to: &snapshots) }
         }
         return snapshots
     }

@@ -1,32 +1,42 @@
 @_spi(StoreImplementation) import CoreValue
 import LibPQ
 
-/// Turns the result of a row statement (see ``FetchStatements``) into snapshots.
+/// Turns the rows of a row statement (see ``FetchStatements``) into snapshots.
+///
+/// What a row needs from the model is worked out once per reader, not per row: a reader can be handed a
+/// statement's rows in many results (`StatementRunner.runRows`), one row each.
 struct RowReader {
-    let mapping: SchemaMapping
     let entity: Entity
     /// The entity's attribute layout: every snapshot's values are stored in it, by column position.
     let layout: AttributeLayout
+    /// Per attribute column, what the rows need: plain values, not the model's structs (copying those per
+    /// cell retained and released their names).
+    private let types: [AttributeType]
+    private let foreignKeyNames: [String]
+    private let toOneNames: [String]
+    private let toManyNames: [String]
+    /// After the foreign keys: one key array per relationship kept elsewhere (FetchStatements.select).
+    private let linked: [(name: String, isToMany: Bool)]
+    private let attributeStart = 2
+    private var foreignKeyStart: Int { attributeStart + types.count }
+    private var linkStart: Int { foreignKeyStart + foreignKeyNames.count }
 
-    /// One snapshot per row: key, version, attributes, foreign keys; to-many lists start empty.
+    init(mapping: SchemaMapping, entity: Entity, layout: AttributeLayout) {
+        self.entity = entity
+        self.layout = layout
+        types = entity.attributes.map(\.type)
+        foreignKeyNames = mapping.foreignKeyRelationships(of: entity).map(\.name)
+        toOneNames = entity.relationships.filter { !$0.isToMany }.map(\.name)
+        toManyNames = entity.relationships.filter(\.isToMany).map(\.name)
+        linked = FetchStatements.separatelyLoaded(entity, mapping).map { ($0.name, $0.isToMany) }
+    }
+
+    /// Appends one snapshot per row of `result` to `snapshots`: key, version, attributes, foreign keys;
+    /// to-many lists start empty.
     ///
     /// - Throws: The driver's decoding error when a column does not hold the model's type.
-    func snapshots(from result: QueryResult) throws -> [RowSnapshot] {
-        let foreignKeys = mapping.foreignKeyRelationships(of: entity)
-        let attributeStart = 2
-        let foreignKeyStart = attributeStart + entity.attributes.count
-        var snapshots: [RowSnapshot] = []
-        snapshots.reserveCapacity(result.rowCount)
-        let serverTypes = result.columns.map(\.type)
-        // Per column, what the rows need: plain values, not the model's structs (copying those per cell
-        // retained and released their names).
-        let types = entity.attributes.map(\.type)
-        let foreignKeyNames = foreignKeys.map(\.name)
-        let toOneNames = entity.relationships.filter { !$0.isToMany }.map(\.name)
-        let toManyNames = entity.relationships.filter(\.isToMany).map(\.name)
-        // After the foreign keys: one key array per relationship kept elsewhere (FetchStatements.select).
-        let linkStart = foreignKeyStart + foreignKeys.count
-        let linked = FetchStatements.separatelyLoaded(entity, mapping).map { ($0.name, $0.isToMany) }
+    func append(_ result: QueryResult, to snapshots: inout [RowSnapshot]) throws {
+        let serverTypes = result.columnTypes
         // Key and version through the specialized cell decoder (`QueryResult.decode` is generic in another
         // module, so it runs unspecialized).
         func integer(_ row: Int, _ column: Int) throws -> Int64 {
@@ -65,6 +75,5 @@ struct RowReader {
                     id: .permanent(entity.name, key), version: version, attributes: attributes, toOne: toOne,
                     toMany: toMany))
         }
-        return snapshots
     }
 }

@@ -20,18 +20,36 @@ struct StatementRunner {
     @discardableResult
     func run(_ sql: SQL) throws -> QueryResult {
         let parameters = try self.parameters(of: sql)
+        return try observed(sql) {
+            let result = try connection.query(sql.text, parameters)
+            return (result, result.rowCount > 0 ? result.rowCount : result.affectedRows)
+        }
+    }
+
+    /// Runs one row statement and hands its rows to `body` as they arrive (`Connection.queryRows`): the
+    /// rows are read while the server still sends the last ones, and no result holds all of them.
+    ///
+    /// - Throws: As ``run(_:)``; what `body` throws.
+    func runRows(_ sql: SQL, _ body: (QueryResult) throws -> Void) throws {
+        let parameters = try self.parameters(of: sql)
+        try observed(sql) {
+            let rows = try connection.queryRows(sql.text, parameters, body)
+            return ((), rows)
+        }
+    }
+
+    /// Counts a statement and reports it, with its duration and row count, to the event handler.
+    private func observed<T>(_ sql: SQL, _ send: () throws -> (T, rows: Int)) throws -> T {
         counter.record {
             $0.statements += 1
             $0.roundTrips += 1
         }
-        guard events.isActive else { return try connection.query(sql.text, parameters) }
+        guard events.isActive else { return try send().0 }
         let started = ContinuousClock.now
         do {
-            let result = try connection.query(sql.text, parameters)
+            let (result, rows) = try send()
             events.send(
-                StoreEvent(
-                    kind: .statement, sql: sql.text, duration: ContinuousClock.now - started,
-                    rowCount: result.rowCount > 0 ? result.rowCount : result.affectedRows))
+                StoreEvent(kind: .statement, sql: sql.text, duration: ContinuousClock.now - started, rowCount: rows))
             return result
         } catch {
             events.send(

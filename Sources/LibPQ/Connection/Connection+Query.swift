@@ -16,6 +16,61 @@ extension Connection {
         return try check(result, handle: handle, sql: sql)
     }
 
+    /// Runs one statement with binary parameters and hands its rows to `body` as they arrive (libpq's
+    /// single-row mode); returns the number of rows.
+    ///
+    /// Each ``QueryResult`` given to `body` holds the next row (or, where libpq could not switch to
+    /// single-row mode, all of them) and no command tag; a statement without rows calls `body` never.
+    /// Neither libpq nor this call holds the whole result at once, and `body` works on the first rows while
+    /// the server still sends the last ones. When the server fails the statement after some rows (a
+    /// statement timeout, say), or `body` throws, the statement's remaining results are read and dropped, so
+    /// the connection is idle again, and the error is thrown: the rows handed to `body` were not all of them.
+    ///
+    /// - Throws: What ``query(_:_:)`` throws; what `body` throws.
+    @discardableResult
+    public func queryRows(_ sql: String, _ parameters: [PostgresValue] = [], _ body: (QueryResult) throws -> Void)
+        throws -> Int
+    {
+        let handle = try requireHandle()
+        try sql.checkNoNUL("the SQL text")
+        let sent = try withParameters(parameters) { count, types, values, lengths, formats in
+            PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+        }
+        guard sent == 1 else { throw clientError(handle, "sending a query") }
+        // Asked right after sending; if libpq refuses, the rows come as one result.
+        _ = PQsetSingleRowMode(handle)
+        var columns: ([Column], [PostgresType])? = nil
+        var failure: (any Error)? = nil
+        var rows = 0
+        var ended = false
+        while let next = PQgetResult(handle) {
+            ended = true
+            guard failure == nil else {
+                PQclear(next)
+                continue
+            }
+            do {
+                let result: QueryResult
+                if PQresultStatus(next) == PGRES_SINGLE_TUPLE {
+                    let shared = columns ?? QueryResult.columnsAndTypes(of: next)
+                    columns = shared
+                    result = QueryResult(takingRow: next, columns: shared.0, columnTypes: shared.1)
+                } else {
+                    result = try check(next, handle: handle, sql: sql)
+                }
+                guard result.rowCount > 0 else { continue }
+                rows += result.rowCount
+                try body(result)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        // Not even a final result: the connection failed on the way.
+        guard ended else { throw clientError(handle, "a query") }
+        return rows
+    }
+
     /// Runs one or more statements separated by `;` with the simple protocol (`PQexec`), no parameters.
     ///
     /// - Throws: ``DatabaseError`` for the first failing statement; ``LibPQError`` when closed or lost, or

@@ -23,6 +23,8 @@ public final class QueryResult: @unchecked Sendable {
     public let columnCount: Int
     /// The result's columns in order.
     public let columns: [Column]
+    /// The columns' server types in order, for decoders that read many cells in a loop.
+    package let columnTypes: [PostgresType]
     /// The number of rows the command affected (`PQcmdTuples`); 0 when the command reports none.
     public let affectedRows: Int
     /// The command tag, e.g. `INSERT 0 3` or `SELECT 10` (`PQcmdStatus`).
@@ -33,13 +35,39 @@ public final class QueryResult: @unchecked Sendable {
         self.result = result
         rowCount = Int(PQntuples(result))
         columnCount = Int(PQnfields(result))
-        columns = (0..<Int32(PQnfields(result))).map { index in
+        columns = QueryResult.columns(of: result)
+        columnTypes = columns.map(\.type)
+        affectedRows = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+        commandTag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+    }
+
+    /// Takes ownership of one row of a statement read in single-row mode (see
+    /// ``Connection/queryRows(_:_:_:)``), with the columns (and their types) the statement's first row
+    /// reported: the rows of one statement share them, so they are read once, not per row. Such a result
+    /// reports no command tag.
+    init(takingRow result: OpaquePointer, columns: [Column], columnTypes: [PostgresType]) {
+        self.result = result
+        rowCount = Int(PQntuples(result))
+        columnCount = columns.count
+        self.columns = columns
+        self.columnTypes = columnTypes
+        affectedRows = 0
+        commandTag = ""
+    }
+
+    /// The columns of a result, as ``columns`` reports them.
+    static func columns(of result: OpaquePointer) -> [Column] {
+        (0..<PQnfields(result)).map { index in
             Column(
                 name: PQfname(result, index).map { String(cString: $0) } ?? "",
                 type: PostgresType(rawValue: PQftype(result, index)))
         }
-        affectedRows = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
-        commandTag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+    }
+
+    /// ``columns(of:)`` with the types alone beside them.
+    static func columnsAndTypes(of result: OpaquePointer) -> ([Column], [PostgresType]) {
+        let columns = columns(of: result)
+        return (columns, columns.map(\.type))
     }
 
     deinit { PQclear(result) }
@@ -72,7 +100,7 @@ public final class QueryResult: @unchecked Sendable {
 
     /// A copy of the cell with its column's type.
     public func value(row: Int, column: Int) -> PostgresValue {
-        let type = column >= 0 && column < columnCount ? columns[column].type : .unspecified
+        let type = column >= 0 && column < columnCount ? columnTypes[column] : .unspecified
         return withBytes(row: row, column: column) { bytes in
             PostgresValue(type: type, bytes: bytes.map { [UInt8]($0) })
         }
@@ -90,7 +118,7 @@ public final class QueryResult: @unchecked Sendable {
     ///   cell is NULL (for a non-optional type) or does not fit.
     public func decode<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T {
         guard inRange(row, column) else { throw outOfRange(row: row, column: column) }
-        let serverType = columns[column].type
+        let serverType = columnTypes[column]
         do {
             return try withBytes(row: row, column: column) { bytes in
                 guard let bytes else { return try T.decodeNull(type: serverType) }
