@@ -94,13 +94,12 @@ extension ManagedObjectContext {
     ) throws {
         guard !wanted.isEmpty else { return }
         guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize,
-            let rows = try store.fetch(related: key, of: info.name, owners: owners)
+            var kept = try store.fetch(related: key, of: info.name, owners: owners)
         else {
             return try fetchAndRegister(wanted)
         }
-        var kept: [RowSnapshot] = []
-        kept.reserveCapacity(wanted.count)
-        for row in rows where remaining.remove(row.id) != nil { kept.append(row) }
+        // Filtered in place: the rows kept are moved, not copied (each copy retained its values).
+        kept.removeAll { remaining.remove($0.id) == nil }
         if let first = kept.first { _ = try register(kept, of: try index.entity(first.id.entityName)) }
         if !remaining.isEmpty { try fetchAndRegister(wanted.filter(remaining.contains)) }
     }

@@ -54,8 +54,10 @@ extension ChangeSet {
     private static func checkAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws {
         if values.layout.hasSameNames(as: entity.layout) {
             // The usual case (a context's change set): positions are the entity's, no name is looked up.
-            for (position, attribute) in entity.entity.attributes.enumerated() {
-                if let value = values[at: position] { try check(value, attribute, entity) }
+            // By index: `enumerated()` copied each attribute (retaining its strings) per row.
+            let attributes = entity.entity.attributes
+            for position in attributes.indices {
+                if let value = values[at: position] { try check(value, attributes[position], entity) }
             }
             return
         }

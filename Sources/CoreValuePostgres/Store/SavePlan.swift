@@ -154,6 +154,8 @@ struct SavePlan {
     /// Orders insert groups so a group comes after the groups whose new rows it references, where there is no
     /// cycle; references that still point forward are linked after all inserts.
     private static func dependencyOrder(_ groups: [InsertGroup]) -> [InsertGroup] {
+        // One group (a bulk insert of one entity) depends on no other: its rows' keys are not walked.
+        guard groups.count > 1 else { return groups }
         var ordered: [InsertGroup] = []
         var state = [Int: Bool]()  // false: visiting, true: done
         func visit(_ position: Int) {
@@ -304,7 +306,10 @@ struct SavePlan {
         guard var attributes = arranged else {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
         }
-        for (position, attribute) in entity.attributes.enumerated() {
+        // By index: `enumerated()` copied each attribute (retaining its strings) per row.
+        let declared = entity.attributes
+        for position in declared.indices {
+            let attribute = declared[position]
             guard let value = attributes[at: position] else {
                 if isInsert, !attribute.isOptional, attribute.defaultValue == nil {
                     throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
