@@ -31,9 +31,8 @@ struct KeyPathReader<T> {
         if let convertible = valueType as? any AttributeValueConvertible.Type {
             guard let read = Self.plain(keyPath, convertible) else { return nil }
             self.read = read
-        } else if let optional = valueType as? any _OptionalBoxing.Type,
-            let wrapped = optional._wrappedType as? any AttributeValueConvertible.Type,
-            let read = Self.optional(keyPath, wrapped)
+        } else if let optional = valueType as? any _OptionalAttributeValue.Type,
+            let read = Self.optional(keyPath, optional)
         {
             self.read = read
         } else {
@@ -46,30 +45,35 @@ struct KeyPathReader<T> {
     {
         guard let typed = keyPath as? KeyPath<T, V> else { return nil }
         // A stored property has a fixed offset in the struct: reading it there skips the key path's generic
-        // projection (the largest cost of boxing a flat struct).
+        // projection (the largest cost of boxing a flat struct). The offset comes from
+        // `MemoryLayout.offset(of:)` for a stored property of type `V`, so the memory there is an
+        // initialized, aligned `V`.
         if let offset = MemoryLayout<T>.offset(of: typed) {
-            // The field's type formed once, here, not per read.
-            let fieldType = V.self
-            return { base in Self.load(fieldType, base, offset).attributeValue }
+            // No `Self.` inside the reader: a static of the generic `KeyPathReader<T>` called there looked up
+            // that type's metadata on every read.
+            return { base in base.load(fromByteOffset: offset, as: V.self).attributeValue }
         }
         return { base in base.assumingMemoryBound(to: T.self).pointee[keyPath: typed].attributeValue }
     }
 
-    private static func optional<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
+    /// A reader of a `V?` field, generic over the optional type itself: its metadata comes with the reader
+    /// rather than being looked up as `Optional<V>` on every read.
+    private static func optional<W: _OptionalAttributeValue>(_ keyPath: PartialKeyPath<T>, _: W.Type)
         -> ((UnsafeRawPointer) -> AttributeValue)?
     {
-        guard let typed = keyPath as? KeyPath<T, V?> else { return nil }
+        guard let typed = keyPath as? KeyPath<T, W> else { return nil }
         if let offset = MemoryLayout<T>.offset(of: typed) {
-            let fieldType = V?.self
-            return { base in Self.load(fieldType, base, offset)?.attributeValue ?? .null }
+            return { base in base.load(fromByteOffset: offset, as: W.self)._attributeValue }
         }
-        return { base in base.assumingMemoryBound(to: T.self).pointee[keyPath: typed]?.attributeValue ?? .null }
+        return { base in base.assumingMemoryBound(to: T.self).pointee[keyPath: typed]._attributeValue }
     }
+}
 
-    /// A copy of the `V` stored `offset` bytes into the `T` at `base` (an offset `MemoryLayout.offset(of:)`
-    /// gave for a stored property of type `V`, so the memory there is an initialized, aligned `V`).
-    @inline(__always)
-    private static func load<V>(_: V.Type, _ base: UnsafeRawPointer, _ offset: Int) -> V {
-        base.load(fromByteOffset: offset, as: V.self)
-    }
+/// An optional whose wrapped type converts to an attribute value: `nil` is `.null`.
+protocol _OptionalAttributeValue {
+    var _attributeValue: AttributeValue { get }
+}
+
+extension Optional: _OptionalAttributeValue where Wrapped: AttributeValueConvertible {
+    var _attributeValue: AttributeValue { self?.attributeValue ?? .null }
 }
