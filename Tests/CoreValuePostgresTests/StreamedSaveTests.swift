@@ -134,6 +134,12 @@ import Testing
             #expect(killer.killed == 1)
             #expect(store.statistics.since(before).retries == 1)
             #expect(!context.hasChanges)
+            // The retry handed the parts over again from the objects the first attempt boxed: one object per
+            // struct, each with its row's permanent ID, none boxed twice.
+            let registered = context.registeredObjects(entityName: "Product")
+            #expect(registered.count == 4_500)
+            #expect(registered.allSatisfy { !$0.objectID.isTemporary })
+            #expect(Set(registered.map(\.objectID)).count == 4_500)
             let stored: [Product] = try Product.query(
                 ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
             #expect(stored.map(\.id) == Array(1...4_500))

@@ -68,7 +68,9 @@ extension ManagedObjectContext {
     /// The insert of a new object, as a save sends it (its member lists apart).
     ///
     /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value.
-    func insertChange(_ object: ManagedObject) throws -> ObjectChange {
+    /// `upsertKey`: the key an object's pending state no longer holds (a streamed save drops that state once
+    /// a part's changes are made, and makes them again for a retry); `nil`: the object's own.
+    func insertChange(_ object: ManagedObject, upsertKey: String? = nil) throws -> ObjectChange {
         // Every side of every relationship that has links: each store writes the sides it keeps.
         var toOne: [String: ManagedObjectID?] = [:]
         for relationship in object.info.entity.relationships where !relationship.isToMany {
@@ -81,7 +83,8 @@ extension ManagedObjectContext {
             attributes = attributes.keeping(names)
         }
         try checkRequired(object, attributes)
-        return ObjectChange(id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: object.upsertKey)
+        return ObjectChange(
+            id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: upsertKey ?? object.upsertKey)
     }
 
     /// Discards every unsaved change: inserted objects leave the context, changed and deleted ones get their

@@ -48,11 +48,14 @@ public protocol Store: AnyObject, Sendable {
     /// Applies a change set that `produce` hands over in parts, in one transaction, as ``apply(_:)`` applies
     /// the parts together: everything or nothing, and a result for all of them.
     ///
-    /// `produce` is called once and calls `send` with each part as soon as it is ready; a store may start
-    /// writing a part while `produce` prepares the next (`PostgresStore` pipelines them), so the caller's
-    /// work and the store's overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is
-    /// committed before `produce` returns, and nothing at all when it throws. The default collects the
-    /// parts and calls ``apply(_:)`` once. A store may report inserts by their position in the stream
+    /// `produce` calls `send` with each part as soon as it is ready; a store may start writing a part while
+    /// `produce` prepares the next (`PostgresStore` pipelines them), so the caller's work and the store's
+    /// overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is committed before `produce`
+    /// returns, and nothing at all when it throws. `produce` is called once per attempt: a store that retries
+    /// the transaction (`PostgresStore`, after a serialization failure or a failover) calls it again rather
+    /// than keeping every part, and `produce` then hands over the same parts again (a context replays the
+    /// changes of the objects it made, without boxing a second time). The default collects the parts and
+    /// calls ``apply(_:)`` once. A store may report inserts by their position in the stream
     /// (``SaveResult/streamedInserts``) rather than by ID.
     ///
     /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise

@@ -42,9 +42,9 @@ extension PostgresStore {
     /// (plus `BEGIN` and `COMMIT`), whatever their number.
     ///
     /// Each part is checked against the model when it is handed over. Parts may only insert rows (upserts
-    /// included) of entities whose rows have no foreign keys. A retry (serialization failure, deadlock,
-    /// failover) sends the parts again without calling `produce` a second time; an error from `produce`
-    /// itself is never retried.
+    /// included) of entities whose rows have no foreign keys. No part is kept once sent: a retry
+    /// (serialization failure, deadlock, failover) calls `produce` again, which hands the same parts over
+    /// again (see ``Store/apply(streaming:)``); an error from `produce` itself is never retried.
     ///
     /// - Throws: As ``apply(_:)``; what `produce` throws; `CVManagedStructError.invalidObject` for a part
     ///   that does more than insert.
@@ -54,52 +54,43 @@ extension PostgresStore {
         try requireWritable()
         let statements = writeStatements
         let channel = notificationChannel
-        // The parts as produced: `produce` runs once, and a retried transaction sends them again.
-        var parts: [(changes: ChangeSet, plan: SavePlan)] = []
-        var produced = false
         return try withRetries {
             try withRunner { runner in
                 try runner.transaction { runner in
                     let recorder = SaveExecution.Recorder()
                     // The stream position of the next part's first insert: results are recorded by position.
                     var position = 0
+                    // The parts' own changes, only for the notification (each part's plan holds its rows only
+                    // until they are sent: a retry has `produce` hand the parts over again).
+                    var notified = ChangeSet()
                     // Each result is handled as it arrives and released: the pipeline never holds them all.
                     try runner.pipelined { emit in
-                        func send(_ plan: SavePlan) throws {
-                            let start = position
-                            position += plan.insertCount
-                            try SaveExecution(plan: plan, statements: statements, runner: runner, recorder: recorder)
-                                .sendInserts(emit, at: start)
-                        }
-                        if produced {
-                            for part in parts { try send(part.plan) }
-                            return
-                        }
-                        // A lost connection must not stop `produce` half way (it could not be called again for
-                        // a retry): the parts are still taken, and the error is thrown once it returns.
+                        // A lost connection must not stop `produce` half way (its caller's work would be left
+                        // half done): the parts are still taken, and the error is thrown once it returns.
                         var lost: (any Error)?
                         try produce { changes in
                             guard !changes.isEmpty else { return }
                             try changes.validate(against: index)
                             let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
-                            // The parts' own changes only for the notification (the plans hold the rows).
-                            parts.append((channel == nil ? ChangeSet() : changes, plan))
+                            if channel != nil { notified.inserts += changes.inserts }
                             guard lost == nil else { return }
                             do {
-                                try send(plan)
+                                let start = position
+                                position += plan.insertCount
+                                try SaveExecution(
+                                    plan: plan, statements: statements, runner: runner, recorder: recorder
+                                )
+                                .sendInserts(emit, at: start)
                             } catch {
                                 guard Self.retryReason(error) != nil else { throw error }
                                 lost = error
                             }
                         }
-                        produced = true
                         if let lost { throw lost }
                     }
                     let saved = recorder.result
                     if let channel {
-                        var whole = ChangeSet()
-                        for part in parts { whole.inserts += part.changes.inserts }
-                        try Self.notify(channel, whole, saved.tabulated(streamed: whole.inserts), runner)
+                        try Self.notify(channel, notified, saved.tabulated(streamed: notified.inserts), runner)
                     }
                     return saved
                 }

@@ -268,25 +268,63 @@ final class SaveExecution {
             }
             ranges = Self.chunks(order.count)
         }
+        let sink = sink
         for range in ranges {
             let indices = order[range]
             let batch = ranges.count == 1 && combined.isEmpty ? rows[...] : ArraySlice(indices.map(merged))
             let columns = insertColumns(group.entity, batch, pending: &pending)
             let entity = group.entity
-            let shared = sharers
-            try emit(statements.upsert(into: entity.name, key: key, columns: columns)) { [self, firsts] returned in
-                try upserted(entity, key, returned, rows: rows, firsts: firsts, indices: indices, sharers: shared)
+            // What the result is matched against, and nothing more: the plan (every row, every value) is
+            // released once its statements are sent, while a pipeline's results are read only at its end.
+            var matched = UpsertedRows(
+                values: indices.map { identifier(rows[firsts[$0]]) }, rows: indices.map { firsts[$0] },
+                ids: sink.streamPosition == nil ? indices.map { rows[firsts[$0]].id } : [], sharers: [:])
+            if !sharers.isEmpty {
+                for (offset, index) in indices.enumerated() { matched.sharers[offset] = sharers[index] }
+            }
+            try emit(statements.upsert(into: entity.name, key: key, columns: columns)) { returned in
+                try Self.upserted(entity, key, returned, matched, sink)
             }
         }
     }
 
-    /// Records the keys and versions an upsert returned for the identifiers at `indices` (positions in
-    /// `firsts`, each the row of an identifier's first occurrence, with the other objects that share it).
-    private func upserted(
-        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, rows: [SavePlan.Row], firsts: [Int],
-        indices: ArraySlice<Int>, sharers: [Int: [ManagedObjectID]]
+    /// The rows of one upsert statement, as its result is matched against them: per row, the identifier's
+    /// value, the row's index in its group (its stream position), its object's ID (only where results are
+    /// recorded by ID) and the IDs of the other objects that share its row.
+    private struct UpsertedRows {
+        var values: [ExactValue]
+        var rows: [Int]
+        var ids: [ManagedObjectID]
+        var sharers: [Int: [ManagedObjectID]]
+    }
+
+    /// Where an execution records the keys and versions written (see ``record(_:row:_:_:_:)``).
+    private struct ResultSink {
+        let recorder: Recorder
+        let streamPosition: Int?
+
+        /// Records an inserted row's key and version: by stream position for the row at index `row` of a
+        /// part's one group (``SaveExecution/streamPosition``), in the tables keyed by ID otherwise.
+        func record(_ temporary: ManagedObjectID?, row: Int?, _ entity: String, _ key: Int64, _ version: Int64) {
+            if let start = streamPosition, let row {
+                recorder.result.streamedInserts[start + row] = SaveResult.StoredRow(primaryKey: key, version: version)
+                return
+            }
+            // Kept whenever the result is not recorded by position (`UpsertedRows.ids`).
+            guard let temporary else { return }
+            let permanent = ManagedObjectID.permanent(entity, key)
+            recorder.result.permanentIDs[temporary] = permanent
+            recorder.result.versions[permanent] = version
+        }
+    }
+
+    private var sink: ResultSink { ResultSink(recorder: recorder, streamPosition: streamPosition) }
+
+    /// Records the keys and versions an upsert returned for the rows of its statement (each an identifier's
+    /// first occurrence, with the other objects that share it).
+    private static func upserted(
+        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ matched: UpsertedRows, _ sink: ResultSink
     ) throws {
-        let keyPosition = entity.attributes.firstIndex { $0.name == key.name }
         var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
         for row in 0..<returned.rowCount {
             let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
@@ -295,27 +333,22 @@ final class SaveExecution {
                 try returned.decode(Int64.self, row: row, column: 1)
             )
         }
-        for index in indices {
-            let row = rows[firsts[index]]
-            guard let written = stored[ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)] else {
+        for (offset, value) in matched.values.enumerated() {
+            guard let written = stored[value] else {
                 throw PostgresStoreError(
                     .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
             }
-            record(row.id, row: firsts[index], entity.name, written.key, written.version)
-            for id in sharers[index] ?? [] { record(id, row: nil, entity.name, written.key, written.version) }
+            let id = offset < matched.ids.count ? matched.ids[offset] : nil
+            sink.record(id, row: matched.rows[offset], entity.name, written.key, written.version)
+            for other in matched.sharers[offset] ?? [] {
+                sink.record(other, row: nil, entity.name, written.key, written.version)
+            }
         }
     }
 
-    /// Records an inserted row's key and version: by stream position for the row at index `row` of a part's
-    /// one group (``streamPosition``), in the tables keyed by ID otherwise.
+    /// Records an inserted row's key and version (see ``ResultSink/record(_:row:_:_:_:)``).
     private func record(_ temporary: ManagedObjectID, row: Int?, _ entity: String, _ key: Int64, _ version: Int64) {
-        if let start = streamPosition, let row {
-            result.streamedInserts[start + row] = SaveResult.StoredRow(primaryKey: key, version: version)
-            return
-        }
-        let permanent = ManagedObjectID.permanent(entity, key)
-        result.permanentIDs[temporary] = permanent
-        result.versions[permanent] = version
+        sink.record(temporary, row: row, entity, key, version)
     }
 
     private func link(_ pending: [PendingLink]) throws {
