@@ -60,11 +60,17 @@ struct BoxingSession {
                 guard let unique = UniqueValue(record.info, key, value) else {
                     throw CVManagedStructError.unknownKey(entity: record.info.name, key: key)
                 }
-                if context.uniqueIndex[unique] == nil, seenValues.insert(unique).inserted {
+                if let object = context.uniqueIndex[unique] {
+                    // Kept unless the fetches below register rows, which can move a registered object's
+                    // unique value (phase two then looks every record up again). A bulk save's objects are
+                    // in its own table, which phase two reads.
+                    if context.bulkInsert(of: record.info) == nil { record.object = object }
+                } else if seenValues.insert(unique).inserted {
                     wantedValues[record.info.name, default: [:]][key, default: []].append(value)
                 }
             }
         }
+        let fetches = !wantedIDs.isEmpty || !wantedValues.isEmpty
         if !wantedIDs.isEmpty { try context.fetchAndRegister(wantedIDs) }
         for (entityName, byKey) in wantedValues.sorted(by: { $0.key < $1.key }) {
             for (key, values) in byKey.sorted(by: { $0.key < $1.key }) {
@@ -91,7 +97,7 @@ struct BoxingSession {
                 }
                 record.object = object
             case .unique(let key, let value):
-                record.object = context.uniqueObject(record.info, key, value)
+                if fetches || record.object == nil { record.object = context.uniqueObject(record.info, key, value) }
             }
             if let object = record.object { prefetch.append((object, record.relationships.map(\.0))) }
             for (name, targets) in record.relationships {
@@ -143,7 +149,10 @@ struct BoxingSession {
                 case (true, let current?, let names?): object.identifiedAttributes = current.union(names)
                 default: object.identifiedAttributes = nil
                 }
-                object.identifiedRelationships.formUnion(record.relationships.map(\.0))
+                // Only a record with relationships touches them: the pending state is made on first write.
+                if !record.relationships.isEmpty {
+                    object.identifiedRelationships.formUnion(record.relationships.map(\.0))
+                }
                 context?.markChanged(object)
             }
         }

@@ -76,6 +76,10 @@ package final class EntityIndex: Sendable {
     package let layout: AttributeLayout
     /// Whether the attribute at each position of ``layout`` is unique.
     package let isUnique: [Bool]
+    /// The type of the attribute at each position of ``layout``, and whether it is optional: what a check of
+    /// every value reads, without copying each attribute (its name, its default) per value.
+    package let types: [AttributeType]
+    package let isOptional: [Bool]
     /// The positions of the unique attributes in ``layout``.
     package let uniquePositions: [Int]
     /// A number for the entity's name, the same in every index of the process: a context's unique index keys
@@ -102,6 +106,8 @@ package final class EntityIndex: Sendable {
         self.inverses = inverses
         self.uniqueAttributes = entity.uniqueAttributes
         self.isUnique = entity.attributes.map(\.isUnique)
+        self.types = entity.attributes.map(\.type)
+        self.isOptional = entity.attributes.map(\.isOptional)
         self.uniquePositions = entity.attributes.indices.filter { entity.attributes[$0].isUnique }
         self.number = Self.slot(entity.name)
         let layout = AttributeLayout.shared(entity)

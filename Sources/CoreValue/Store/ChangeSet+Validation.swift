@@ -39,7 +39,7 @@ extension ChangeSet {
                 throw CVManagedStructError.constraintViolation(
                     entity: entity.name, key: relationship.name, message: "not a to-many relationship")
             }
-            var seen = Set<ManagedObjectID>()
+            var seen = Set<ManagedObjectID>(minimumCapacity: change.members.count)
             for member in change.members {
                 try Self.checkDestination(member, of: relationship, in: entity)
                 guard seen.insert(member).inserted else {
@@ -53,11 +53,17 @@ extension ChangeSet {
     /// What ``convertedAttributes(_:_:)`` checks, without building the converted values.
     private static func checkAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws {
         if values.layout.hasSameNames(as: entity.layout) {
-            // The usual case (a context's change set): positions are the entity's, no name is looked up.
-            // By index: `enumerated()` copied each attribute (retaining its strings) per row.
-            let attributes = entity.entity.attributes
-            for position in attributes.indices {
-                if let value = values[at: position] { try check(value, attributes[position], entity) }
+            // The usual case (a context's change set): positions are the entity's, no name is looked up, and
+            // no attribute is copied (the entity's arrays of types and optionality; the name only for an error).
+            let types = entity.types
+            let isOptional = entity.isOptional
+            for position in types.indices {
+                guard let value = values[at: position] else { continue }
+                if value.isNull {
+                    if !isOptional[position] { try check(value, entity.entity.attributes[position], entity) }
+                } else if value.type != types[position] {
+                    try check(value, entity.entity.attributes[position], entity)
+                }
             }
             return
         }
