@@ -34,6 +34,8 @@ final class BoxRecord {
     var object: ManagedObject?
     /// Whether phase three inserted the record's object: nothing to track or undo in its attributes.
     var isNew = false
+    /// Whether the new object got all of ``attributes`` when it was made (see ``completeValues(identifiedAt:_:)``).
+    var attributesWritten = false
 
     init(info: EntityIndex, identity: Identity) {
         self.info = info
@@ -42,6 +44,25 @@ final class BoxRecord {
 
     /// Whether two record trees box the same values: entities, attribute values (text by its bytes) and
     /// relationship members in the same order, identities aside. Walked without recursion.
+    /// Every attribute's value in the entity's layout, for a new object to take at once, when the record sets
+    /// each attribute once, in layout order, and the entity has no unique attribute but the identifier at
+    /// `position` (whose value must be `identifier`): other unique attributes are indexed as they are
+    /// assigned one by one. `nil` otherwise.
+    func completeValues(identifiedAt position: Int?, _ identifier: AttributeValue) -> AttributeValues? {
+        let layout = info.layout
+        guard attributes.count == layout.count, info.uniquePositions == (position.map { [$0] } ?? []) else {
+            return nil
+        }
+        var slots: [AttributeValue?] = []
+        slots.reserveCapacity(layout.count)
+        for (offset, (at, value)) in attributes.enumerated() {
+            guard at == offset else { return nil }
+            slots.append(value)
+        }
+        if let position, ExactValue(slots[position] ?? .null) != ExactValue(identifier) { return nil }
+        return AttributeValues(layout: layout, complete: slots)
+    }
+
     func hasSameContent(as other: BoxRecord) -> Bool {
         var pairs = [(self, other)]
         while let (left, right) = pairs.popLast() {
@@ -142,8 +163,11 @@ struct RecordBuilder {
         guard let plan = try keyPathPlan(of: T.self) else { return nil }
         let info = plan.layout.info
         let record = BoxRecord(info: info, identity: try identity(of: value, plan))
-        record.attributes.reserveCapacity(plan.layout.attributeCount)
         record.attributeNames = plan.layout.attributeNames
+        // Filled here and stored once: appending to the record's property per field checked exclusive access
+        // to it every time (the record is a class).
+        var attributes: [(Int, AttributeValue)] = []
+        attributes.reserveCapacity(plan.layout.attributeCount)
         try withUnsafePointer(to: value) { pointer in
             let base = UnsafeRawPointer(pointer)
             for field in plan.attributes {
@@ -153,10 +177,11 @@ struct RecordBuilder {
                 } else {
                     raw = try attributeValue(field.value(of: value), field.attribute.name, info)
                 }
-                record.attributes.append(
+                attributes.append(
                     (field.position, try converted(raw, field.attribute, info, field: field.value(of: value))))
             }
         }
+        record.attributes = attributes
         for (relationship, keyPath) in plan.relationships {
             record.relationships.append(
                 (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))

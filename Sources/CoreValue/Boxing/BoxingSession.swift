@@ -164,14 +164,14 @@ struct BoxingSession {
                 object.upsertAttributes = nil
             }
         }
-        for (position, value) in record.attributes {
-            if record.isNew, !record.info.isUnique[position] {
-                // An object this boxing inserted has no original values to track or undo and no unique index
-                // entry to move.
-                object.attributes[at: position] = value
-            } else {
-                try object.assign(value, at: position)
-            }
+        if record.attributesWritten {
+            // Stored with the object's identifier when it was made (see `object(for:)`).
+        } else if record.isNew, let complete = record.completeValues(identifiedAt: nil, .null) {
+            // A new object without unique attributes whose record sets every attribute: one array, not a
+            // write per value into a copy of the defaults.
+            object.attributes = complete
+        } else {
+            try writeAttributes(of: record, into: object)
         }
         for (key, targets) in record.relationships {
             let objects = try targets.map { target -> ManagedObject in
@@ -183,6 +183,19 @@ struct BoxingSession {
             try object.setRelated(objects, forKey: key)
         }
         return object
+    }
+
+    /// Writes a record's attributes one by one: original values tracked, unique index entries moved.
+    private func writeAttributes(of record: BoxRecord, into object: ManagedObject) throws {
+        for (position, value) in record.attributes {
+            if record.isNew, !record.info.isUnique[position] {
+                // An object this boxing inserted has no original values to track or undo and no unique index
+                // entry to move.
+                object.attributes[at: position] = value
+            } else {
+                try object.assign(value, at: position)
+            }
+        }
     }
 
     private func object(for record: BoxRecord) throws -> ManagedObject {
@@ -200,8 +213,14 @@ struct BoxingSession {
                     object.upsertAttributes = record.attributeNames
                     if object.upsertAttributes?.contains(key) == false { object.upsertAttributes?.insert(key) }
                     // A new object has no original value to record or undo (undoing forgets it): set the
-                    // identifier directly, then index the object as `insert(entityName:)` does.
-                    object.attributes[at: position] = value
+                    // identifier directly (with every other value at once where the record has them all),
+                    // then index the object as `insert(entityName:)` does.
+                    if let complete = record.completeValues(identifiedAt: position, value) {
+                        object.attributes = complete
+                        record.attributesWritten = true
+                    } else {
+                        object.attributes[at: position] = value
+                    }
                     context.addUnique(object)
                 }
             } else {

@@ -110,10 +110,14 @@ public final class ManagedObject {
     /// Whether a unique struct wrote this object since the last save: its identity is its identifier, so the
     /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
     /// Set once boxing succeeded; cleared by save and rollback.
-    var isIdentifiedByValue = false
-    var isInsertedFlag = false
-    var isDeletedFlag = false
-    var isListedAsChanged = false
+    ///
+    /// This and the flags below are unchecked for exclusive access, as ``attributes`` is: each is a plain
+    /// load or store, boxing and saving read and write them for every object, and the checks (a thread-local
+    /// lookup each) were a twentieth of writing a record.
+    @exclusivity(unchecked) var isIdentifiedByValue = false
+    @exclusivity(unchecked) var isInsertedFlag = false
+    @exclusivity(unchecked) var isDeletedFlag = false
+    @exclusivity(unchecked) var isListedAsChanged = false
     /// How many unboxings of this object are in progress (cycle detection).
     var unboxingDepth = 0
 
