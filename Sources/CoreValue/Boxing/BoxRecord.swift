@@ -50,9 +50,9 @@ final class BoxRecord {
     /// assigned one by one. `nil` otherwise.
     func completeValues(identifiedAt position: Int?, _ identifier: AttributeValue) -> AttributeValues? {
         let layout = info.layout
-        guard attributes.count == layout.count, info.uniquePositions == (position.map { [$0] } ?? []) else {
-            return nil
-        }
+        let uniques = info.uniquePositions
+        let onlyTheIdentifier = position.map { uniques.count == 1 && uniques[0] == $0 } ?? uniques.isEmpty
+        guard attributes.count == layout.count, onlyTheIdentifier else { return nil }
         var slots: [AttributeValue?] = []
         slots.reserveCapacity(layout.count)
         for (offset, (at, value)) in attributes.enumerated() {

@@ -391,7 +391,11 @@ struct UniqueValue: Hashable {
 
     /// The key of attribute `key`, or `nil` when the entity has no such attribute.
     init?(_ info: EntityIndex, _ key: String, _ value: AttributeValue) {
-        guard let position = info.layout.position(of: key) else { return nil }
+        // The key is nearly always one of the entity's few unique attributes: compared with their names
+        // before the name is hashed for the layout's table (boxing asks this twice per unique struct).
+        let names = info.layout.names
+        guard let position = info.uniquePositions.first(where: { names[$0] == key }) ?? info.layout.position(of: key)
+        else { return nil }
         self.init(info, at: position, value)
     }
 

@@ -10,20 +10,33 @@ extension ChangeSet {
     /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
     ///   `invalidObject` (an insert of a stored ID) or `constraintViolation`.
     package func validate(against index: ModelIndex) throws {
+        // The usual run of changes of one entity, with one upsert key: each looked up by name once per run.
+        var previous: EntityIndex?
+        var checkedUpsertKey: String?
+        func entity(of change: ObjectChange) throws -> EntityIndex {
+            if let previous, previous.name == change.id.entityName { return previous }
+            let found = try index.entity(change.id.entityName)
+            previous = found
+            checkedUpsertKey = nil
+            return found
+        }
         for change in inserts {
-            let entity = try index.entity(change.id.entityName)
+            let entity = try entity(of: change)
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
             }
             try Self.checkAttributes(change.attributes, entity)
-            if let upsertKey = change.upsertKey, entity.attributes[upsertKey]?.isUnique != true {
-                throw CVManagedStructError.constraintViolation(
-                    entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+            if let upsertKey = change.upsertKey, upsertKey != checkedUpsertKey {
+                guard entity.attributes[upsertKey]?.isUnique == true else {
+                    throw CVManagedStructError.constraintViolation(
+                        entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+                }
+                checkedUpsertKey = upsertKey
             }
             try Self.checkToOne(change.toOne, entity)
         }
         for change in updates {
-            let entity = try index.entity(change.id.entityName)
+            let entity = try entity(of: change)
             if change.unlessCurrent, change.version == nil {
                 throw CVManagedStructError.invalidObject(
                     message: "update of \(change.id) is to be written unless current, but names no version")

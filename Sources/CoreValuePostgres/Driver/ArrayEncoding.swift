@@ -34,13 +34,16 @@ package enum ArrayEncoding {
             case (.string(let text), .string):
                 try buffer.appendSized { buffer in
                     let start = buffer.count
-                    buffer.append(contentsOf: text.utf8)
+                    // A native string's bytes in one copy; others (bridged, say) byte by byte.
+                    var text = text
+                    text.withUTF8 { buffer.append(contentsOf: $0) }
                     if buffer[start...].contains(0) {
                         throw PostgresStoreError(
                             .invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
                     }
                 }
-            case (.data(let bytes), .data): try buffer.appendSized { $0.append(contentsOf: bytes) }
+            case (.data(let bytes), .data):
+                try buffer.appendSized { buffer in bytes.withUnsafeBytes { buffer.append(contentsOf: $0) } }
             case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
             case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
             case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
@@ -68,7 +71,13 @@ package enum ArrayEncoding {
 extension [UInt8] {
     /// Appends a fixed-width integer in network byte order.
     fileprivate mutating func appendBig<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+        // Byte by byte, most significant first: appending a buffer of 4 or 8 bytes went through the generic
+        // `append(contentsOf:)`, several times the cost.
+        var shift = (MemoryLayout<T>.size - 1) * 8
+        while shift >= 0 {
+            append(UInt8(truncatingIfNeeded: value >> shift))
+            shift -= 8
+        }
     }
 
     /// Appends an element's length and a fixed-width integer in network byte order.

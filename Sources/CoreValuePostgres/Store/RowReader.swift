@@ -37,19 +37,10 @@ struct RowReader {
     /// - Throws: The driver's decoding error when a column does not hold the model's type.
     func append(_ result: QueryResult, to snapshots: inout [RowSnapshot]) throws {
         let serverTypes = result.columnTypes
-        // Key and version through the specialized cell decoder (`QueryResult.decode` is generic in another
-        // module, so it runs unspecialized).
-        func integer(_ row: Int, _ column: Int) throws -> Int64 {
-            let value = try BindEncoding.attributeValue(
-                result, row: row, column: column, type: .int64)
-            guard case .int64(let number) = value else {
-                throw LibPQError(.decoding, "column \(column) row \(row) is NULL, expected a key or version")
-            }
-            return number
-        }
         for row in 0..<result.rowCount {
-            let key = try integer(row, 0)
-            let version = try integer(row, 1)
+            // Key and version through the specialized cell decoder (see `BindEncoding.int64`).
+            let key = try BindEncoding.int64(result, row: row, column: 0)
+            let version = try BindEncoding.int64(result, row: row, column: 1)
             var values: [AttributeValue?] = []
             values.reserveCapacity(types.count)
             for (offset, type) in types.enumerated() {

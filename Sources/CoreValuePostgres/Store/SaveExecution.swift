@@ -204,8 +204,8 @@ final class SaveExecution {
         for row in 0..<returned.rowCount {
             written.append(
                 (
-                    try returned.decode(Int64.self, row: row, column: 0),
-                    try returned.decode(Int64.self, row: row, column: 1)
+                    try BindEncoding.int64(returned, row: row, column: 0),
+                    try BindEncoding.int64(returned, row: row, column: 1)
                 ))
         }
         guard written.count == rows.count else {
@@ -234,18 +234,21 @@ final class SaveExecution {
         var combined: [Int: SavePlan.Row] = [:]
         var sharers: [Int: [ManagedObjectID]] = [:]
         let keyPosition = group.entity.attributes.firstIndex { $0.name == key.name }
-        func identifier(_ row: SavePlan.Row) -> ExactValue {
-            ExactValue(keyPosition.flatMap { row.attributes[at: $0] } ?? .null)
-        }
-        for (offset, row) in rows.enumerated() {
-            let value = identifier(row)
+        // Each identifier's value, by index in `firsts`: what the result is matched against.
+        var identifiers: [ExactValue] = []
+        identifiers.reserveCapacity(rows.count)
+        // By index, not `enumerated()`: that copied every row (retaining each of its fields) to read one value.
+        for offset in rows.indices {
+            let value = ExactValue(keyPosition.flatMap { rows[offset].attributes[at: $0] } ?? .null)
             if let index = position[value] {
+                let row = rows[offset]
                 combined[index, default: rows[firsts[index]]].attributes.merge(row.attributes)
                 combined[index, default: rows[firsts[index]]].toOne.merge(row.toOne) { $1 }
                 sharers[index, default: []].append(row.id)
             } else {
                 position[value] = firsts.count
                 firsts.append(offset)
+                identifiers.append(value)
             }
         }
         position = [:]
@@ -260,12 +263,9 @@ final class SaveExecution {
         // server order the client can't reproduce keeps one statement.
         var order = Array(firsts.indices)
         var ranges = [order.startIndex..<order.endIndex]
-        if firsts.count > Self.rowsPerStatement, ValueOrder.matchesServerOrder(key.type), let keyPosition {
-            order.sort {
-                ValueOrder.sortOrder(
-                    rows[firsts[$0]].attributes[at: keyPosition] ?? .null,
-                    rows[firsts[$1]].attributes[at: keyPosition] ?? .null, ascending: true) < 0
-            }
+        if firsts.count > Self.rowsPerStatement, ValueOrder.matchesServerOrder(key.type), keyPosition != nil {
+            // Compared by the identifiers read above, not through the rows (each comparison copied two).
+            order.sort { ValueOrder.sortOrder(identifiers[$0].value, identifiers[$1].value, ascending: true) < 0 }
             ranges = Self.chunks(order.count)
         }
         let sink = sink
@@ -277,7 +277,7 @@ final class SaveExecution {
             // What the result is matched against, and nothing more: the plan (every row, every value) is
             // released once its statements are sent, while a pipeline's results are read only at its end.
             var matched = UpsertedRows(
-                values: indices.map { identifier(rows[firsts[$0]]) }, rows: indices.map { firsts[$0] },
+                values: indices.map { identifiers[$0] }, rows: indices.map { firsts[$0] },
                 ids: sink.streamPosition == nil ? indices.map { rows[firsts[$0]].id } : [], sharers: [:])
             if !sharers.isEmpty {
                 for (offset, index) in indices.enumerated() { matched.sharers[offset] = sharers[index] }
@@ -329,8 +329,8 @@ final class SaveExecution {
         for row in 0..<returned.rowCount {
             let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
             stored[value] = (
-                try returned.decode(Int64.self, row: row, column: 0),
-                try returned.decode(Int64.self, row: row, column: 1)
+                try BindEncoding.int64(returned, row: row, column: 0),
+                try BindEncoding.int64(returned, row: row, column: 1)
             )
         }
         for (offset, value) in matched.values.enumerated() {
@@ -444,8 +444,8 @@ final class SaveExecution {
         var versions: [Int64: Int64] = [:]
         versions.reserveCapacity(returned.rowCount)
         for row in 0..<returned.rowCount {
-            versions[try returned.decode(Int64.self, row: row, column: 0)] =
-                try returned.decode(Int64.self, row: row, column: 1)
+            versions[try BindEncoding.int64(returned, row: row, column: 0)] =
+                try BindEncoding.int64(returned, row: row, column: 1)
         }
         return versions
     }
@@ -492,7 +492,7 @@ final class SaveExecution {
         let sql = statements.delete(from: group.entity.name, keys: sorted.map(\.0), versions: sorted.map(\.1))
         try emit(sql) { [self] returned in
             var found = Set<Int64>()
-            for row in 0..<returned.rowCount { found.insert(try returned.decode(Int64.self, row: row, column: 0)) }
+            for row in 0..<returned.rowCount { found.insert(try BindEncoding.int64(returned, row: row, column: 0)) }
             try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")
         }
     }

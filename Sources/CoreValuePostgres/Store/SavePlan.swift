@@ -89,6 +89,7 @@ struct SavePlan {
         // The previous row's group, for the usual run of rows of one entity and shape: no group key (several
         // strings per row) is built and hashed for those.
         var previous: (info: EntityIndex, upsert: String?, plain: Bool, position: Int)?
+        var lastUpsertKey: (info: EntityIndex, attribute: Attribute, position: Int)?
         for change in changes {
             let info =
                 if let previous, previous.info.name == change.id.entityName { previous.info } else {
@@ -101,13 +102,22 @@ struct SavePlan {
             let row = try makeRow(change, entity: info, isInsert: true)
             var upsertKey: Attribute?
             if let key = change.upsertKey {
-                guard let attribute = info.attributes[key] else {
-                    throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+                // The previous row's key (a run of upserts shares one): no lookup of it by name per row.
+                let found: (attribute: Attribute, position: Int)
+                if let known = lastUpsertKey, known.info === info, known.attribute.name == key {
+                    found = (known.attribute, known.position)
+                } else {
+                    guard let attribute = info.attributes[key], let position = info.layout.position(of: key) else {
+                        throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+                    }
+                    found = (attribute, position)
+                    lastUpsertKey = (info, attribute, position)
                 }
-                guard let value = row.attributes[key], !value.isNull else {
+                // The row's values are in the entity's layout (`makeRow` arranged them).
+                guard let value = row.attributes[at: found.position], !value.isNull else {
                     throw CVManagedStructError.missingValue(entity: entity.name, key: key)
                 }
-                upsertKey = attribute
+                upsertKey = found.attribute
             }
             // Only an upsert's group depends on which columns the row sets (see below).
             let plain = row.attributes.isComplete && row.toOne.isEmpty
@@ -313,26 +323,32 @@ struct SavePlan {
         guard var attributes = arranged else {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
         }
-        // By index: `enumerated()` copied each attribute (retaining its strings) per row.
+        // By position, from the entity index's arrays: no attribute (its name, its default) is copied per
+        // value; one is read only for a value that needs coercing or fails.
         let declared = entity.attributes
-        for position in declared.indices {
-            let attribute = declared[position]
+        let types = info.types
+        let isOptional = info.isOptional
+        for position in types.indices {
             guard let value = attributes[at: position] else {
-                if isInsert, !attribute.isOptional, attribute.defaultValue == nil {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+                if isInsert, !isOptional[position], declared[position].defaultValue == nil {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
                 }
                 continue
             }
             switch value {
             case .null:
-                if !attribute.isOptional {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
+                if !isOptional[position] {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
                 }
             case .string(let text):
-                try ValueCoercion.checkText(text, entity: entity.name, key: attribute.name)
-                if attribute.type != .string { attributes[at: position] = try coerced(value, attribute, entity) }
+                try ValueCoercion.checkText(text, entity: entity.name, key: declared[position].name)
+                if types[position] != .string {
+                    attributes[at: position] = try coerced(value, declared[position], entity)
+                }
             default:
-                if value.type != attribute.type { attributes[at: position] = try coerced(value, attribute, entity) }
+                if value.type != types[position] {
+                    attributes[at: position] = try coerced(value, declared[position], entity)
+                }
             }
         }
         return Row(
