@@ -25,17 +25,19 @@ final class BoxRecord {
     let info: EntityIndex
     let identity: Identity
     /// Each boxed attribute with its position in the entity's layout and its value.
-    var attributes: [(Int, AttributeValue)] = []
+    // Unchecked for exclusive access: a record is built and written by one boxing, on one thread, and each
+    // of these is read or written once per struct.
+    @exclusivity(unchecked) var attributes: [(Int, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
     /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
     /// attribute of the entity.
-    var attributeNames: Set<String>?
+    @exclusivity(unchecked) var attributeNames: Set<String>?
     /// The object the record resolved to (phase two) or was written into (phase three).
-    var object: ManagedObject?
+    @exclusivity(unchecked) var object: ManagedObject?
     /// Whether phase three inserted the record's object: nothing to track or undo in its attributes.
-    var isNew = false
+    @exclusivity(unchecked) var isNew = false
     /// Whether the new object got all of ``attributes`` when it was made (see ``completeValues(identifiedAt:_:)``).
-    var attributesWritten = false
+    @exclusivity(unchecked) var attributesWritten = false
 
     init(info: EntityIndex, identity: Identity) {
         self.info = info

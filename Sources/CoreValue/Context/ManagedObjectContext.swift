@@ -46,19 +46,22 @@ public final class ManagedObjectContext {
             yield &indexedUniques
         }
     }
-    private var indexedUniques: [UniqueValue: ManagedObject] = [:]
+    // This and the tables below are unchecked for exclusive access (as the objects' attributes are): boxing
+    // and saving read them for every object, a context is used by one thread at a time, and no access to
+    // one of them overlaps another.
+    @exclusivity(unchecked) private var indexedUniques: [UniqueValue: ManagedObject] = [:]
     /// Objects of entities with unique attributes that a fetch registered and ``uniqueIndex`` does not hold yet.
-    private var unindexed: [ManagedObject] = []
+    @exclusivity(unchecked) private var unindexed: [ManagedObject] = []
     /// During a streamed bulk save (``saveStreamed(_:)``), the entity whose objects it makes, and the part's
     /// objects by identifier. Those objects are registered and indexed when the save commits: until then
     /// nothing can look them up but the boxing of their own part (equal identifiers share one part), so they
     /// skip the context's two large tables (two random memory accesses per object and 25 MB at 100,000).
     final class BulkInsert {
         let entity: Int32
-        var uniques: [UniqueValue: ManagedObject] = [:]
+        @exclusivity(unchecked) var uniques: [UniqueValue: ManagedObject] = [:]
         init(entity: Int32) { self.entity = entity }
     }
-    var bulkInsert: BulkInsert?
+    @exclusivity(unchecked) var bulkInsert: BulkInsert?
 
     /// The bulk save in progress when it makes `info`'s objects.
     func bulkInsert(of info: EntityIndex) -> BulkInsert? {
