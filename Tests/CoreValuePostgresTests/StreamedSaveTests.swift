@@ -100,6 +100,31 @@ import Testing
         }
     }
 
+    /// The rows of a large fetch come in parts (so that no array holds them all): the same rows, in the same
+    /// order, as one `fetch`, and a context registers them all, in order, each once.
+    @Test func aLargeFetchIsReadInPartsInOrderAndRegisteredOnce() throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            try Self.products(9_000).saveAll(ManagedObjectContext(store: store))
+            let request = FetchRequest(entityName: "Product", sortDescriptors: [CVSortDescriptor(key: "id")])
+            let parts = try store.fetchInParts(request)
+            #expect(parts.map(\.count) == [4_096, 4_096, 808])
+            #expect(parts.joined().map(\.id) == (try store.fetch(request)).map(\.id))
+            let before = store.statistics
+            let context = ManagedObjectContext(store: store)
+            let objects = try context.fetch(request)
+            #expect(store.statistics.since(before).statements == 1)
+            let ids = try objects.map { try #require($0.objectID.primaryKey) }
+            #expect(ids == ids.sorted() && Set(ids).count == 9_000)
+            let products: [Product] = try objects.map { try Product.fromObject($0) }
+            #expect(products.map(\.id) == Array(1...9_000))
+            #expect(products[6] == Product(id: 7, name: "last", price: 77))
+            #expect(context.registeredObjects(entityName: "Product").count == 9_000)
+            // Fetched again into the same context: the registered objects, not new ones.
+            let again = try context.fetch(request)
+            #expect(zip(again, objects).allSatisfy { $0 === $1 })
+        }
+    }
+
     @Test func aValueTheStoreRefusesInALaterPartWritesNothing() throws {
         try TestDatabase.withExampleStore { store, _, _ in
             let context = ManagedObjectContext(store: store)

@@ -19,7 +19,17 @@ extension ManagedObjectContext {
     /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
     private func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
         guard hasPendingChanges(of: info) else {
-            return try register(store.fetch(request), of: info)
+            var parts = try store.fetchInParts(request)
+            if parts.count == 1, let rows = parts.popLast() { return try register(rows, of: info) }
+            // Part by part, each freed once registered (popped from the end of the reversed list).
+            let total = parts.reduce(0) { $0 + $1.count }
+            reserveCapacity(total, of: info, fetched: true)
+            let fresh = registry[info.name]?.isEmpty ?? true
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(total)
+            parts.reverse()
+            while let rows = parts.popLast() { objects += try register(rows, of: info, fresh: fresh) }
+            return objects
         }
         let inserted = pendingInserts.of(info)
         let changed = pendingChanges.of(info).filter(\.hasChanges)

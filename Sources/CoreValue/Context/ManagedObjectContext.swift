@@ -253,7 +253,11 @@ public final class ManagedObjectContext {
 
     /// The objects for a fetch's rows of one entity, in order, as ``register(_:of:)`` makes them one by one,
     /// with the entity's registry taken out once for all the rows rather than once per row.
-    func register(_ snapshots: consuming [RowSnapshot], of info: EntityIndex) throws -> [ManagedObject] {
+    /// `fresh`: whether none of the entity's objects was registered before this fetch (its first part
+    /// decides when `nil`), so that every row makes a new object.
+    func register(_ snapshots: consuming [RowSnapshot], of info: EntityIndex, fresh: Bool? = nil) throws
+        -> [ManagedObject]
+    {
         reserveCapacity(snapshots.count, of: info, fetched: true)
         var objects = registry.removeValue(forKey: info.name) ?? [:]
         defer { registry[info.name] = objects }
@@ -265,7 +269,7 @@ public final class ManagedObjectContext {
         // observable.
         var rows = snapshots
         // With none of the entity's objects registered before, every row makes a new one: one hash per row.
-        let fresh = objects.isEmpty
+        let fresh = fresh ?? objects.isEmpty
         while let snapshot = rows.popLast() {
             if snapshot.id.entityName == info.name {
                 result.append(

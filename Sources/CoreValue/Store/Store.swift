@@ -18,6 +18,14 @@ public protocol Store: AnyObject, Sendable {
     ///   for a request that does not fit the model, before any work is done; store errors otherwise.
     @_spi(StoreImplementation) func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
 
+    /// ``fetch(_:)-(FetchRequest)``'s rows, in its order, in consecutive arrays of a few thousand rows each:
+    /// a context registers one and frees it before the next, so a large fetch never holds one array of every
+    /// row (one block, which the allocator's free space rarely has room for) beside the objects made from it.
+    /// The default returns ``fetch(_:)-(FetchRequest)``'s rows as one array.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
+    @_spi(StoreImplementation) func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]]
+
     /// The stored rows for these IDs (permanent IDs of any entities), in no particular order. IDs that name
     /// no row are left out of the result.
     @_spi(StoreImplementation) func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
@@ -98,6 +106,11 @@ extension Store {
         throws -> [RowSnapshot]?
     {
         nil
+    }
+
+    /// The rows of ``Store/fetch(_:)-(FetchRequest)``, as one array.
+    @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
+        [try fetch(request)]
     }
 
     /// Collects the parts and applies them together.

@@ -19,6 +19,34 @@ extension PostgresStore {
         return try read([(entity, sql)])
     }
 
+    /// The rows of ``fetch(_:)-(FetchRequest)``, read the same way (one statement, row by row as they
+    /// arrive), in arrays of at most ``rowsPerPart`` rows.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
+    @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
+        let request = try request.validated(in: model)
+        let entity = try model.entity(request.entityName)
+        let sql = try fetchStatements.rows(for: request)
+        let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+        return try withReadRunner(needsTransaction: false) { runner in
+            var parts: [[RowSnapshot]] = []
+            var part: [RowSnapshot] = []
+            try runner.runRows(sql) { result in
+                if part.count >= Self.rowsPerPart {
+                    parts.append(part)
+                    part = []
+                    part.reserveCapacity(Self.rowsPerPart)
+                }
+                try reader.append(result, to: &part)
+            }
+            if !part.isEmpty || parts.isEmpty { parts.append(part) }
+            return parts
+        }
+    }
+
+    /// The rows in one array of ``fetchInParts(_:)``: a few hundred kilobytes of snapshots.
+    static let rowsPerPart = 4_096
+
     /// How many stored rows match a request, with one `SELECT count(*)`.
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``.
