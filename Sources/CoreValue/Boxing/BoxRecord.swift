@@ -25,8 +25,9 @@ final class BoxRecord {
     let info: EntityIndex
     let identity: Identity
     /// Each boxed attribute with its position in the entity's layout and its value.
-    // Unchecked for exclusive access: a record is built and written by one boxing, on one thread, and each
-    // of these is read or written once per struct.
+    ///
+    /// This and the fields below are unchecked for exclusive access: a record is built and written by one
+    /// boxing, on one thread, and each of them is read or written once per struct.
     @exclusivity(unchecked) var attributes: [(Int, AttributeValue)] = []
     var relationships: [(String, [Target])] = []
     /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
@@ -44,8 +45,6 @@ final class BoxRecord {
         self.identity = identity
     }
 
-    /// Whether two record trees box the same values: entities, attribute values (text by its bytes) and
-    /// relationship members in the same order, identities aside. Walked without recursion.
     /// Every attribute's value in the entity's layout, for a new object to take at once, when the record sets
     /// each attribute once, in layout order, and the entity has no unique attribute but the identifier at
     /// `position` (whose value must be `identifier`): other unique attributes are indexed as they are
@@ -65,6 +64,8 @@ final class BoxRecord {
         return AttributeValues(layout: layout, complete: slots)
     }
 
+    /// Whether two record trees box the same values: entities, attribute values (text by its bytes) and
+    /// relationship members in the same order, identities aside. Walked without recursion.
     func hasSameContent(as other: BoxRecord) -> Bool {
         var pairs = [(self, other)]
         while let (left, right) = pairs.popLast() {

@@ -52,16 +52,24 @@ extension ManagedObjectContext {
         // the same parts are handed over again from their objects, without boxing twice.
         var partEnds: [Int] = []
         var boxed = false
+        // A part's inserts, each upserted by the identifier. What an object's pending state held for the save
+        // (that key; no other columns, as the struct has every attribute) is in its change then, and a new
+        // object has no original values to restore: the state is dropped here rather than at the commit, so
+        // that 100,000 objects do not hold 100,000 of them.
+        func changes(of objects: ArraySlice<ManagedObject>) throws -> ChangeSet {
+            var part = ChangeSet()
+            part.inserts.reserveCapacity(objects.count)
+            for object in objects {
+                part.inserts.append(try insertChange(object, upsertKey: attribute.name))
+                object.pending = nil
+            }
+            return part
+        }
         let result = try store.apply(streaming: { send in
             if boxed {
                 var start = 0
                 for end in partEnds {
-                    var part = ChangeSet()
-                    part.inserts.reserveCapacity(end - start)
-                    for object in inserted[start..<end] {
-                        part.inserts.append(try insertChange(object, upsertKey: attribute.name))
-                    }
-                    try send(part)
+                    try send(try changes(of: inserted[start..<end]))
                     start = end
                 }
                 return
@@ -75,16 +83,8 @@ extension ManagedObjectContext {
                 // Equal identifiers share one part: a part looks up only its own objects.
                 bulk.uniques.removeAll(keepingCapacity: true)
                 _ = try BoxingSession(context: self, blindUpserts: true).box(order[start..<end].map { structs[$0] })
-                var part = ChangeSet()
                 let new = insertedList[mark...]
-                part.inserts.reserveCapacity(new.count)
-                for object in new {
-                    part.inserts.append(try insertChange(object))
-                    // What the object's pending state held for the save (its upsert key and columns) is in
-                    // the part's change now, and a new object has no original values to restore: dropped
-                    // here rather than at the commit, so that 100,000 objects do not hold 100,000 of them.
-                    object.pending = nil
-                }
+                let part = try changes(of: new)
                 inserted += new
                 partEnds.append(inserted.count)
                 try send(part)

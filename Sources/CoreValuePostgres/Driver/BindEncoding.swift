@@ -62,18 +62,6 @@ enum BindEncoding {
     ///
     /// - Throws: The driver's `.decoding` error naming the column, its server type, the row and the Swift type,
     ///   for a cell outside the result or one that does not hold `type`.
-    /// A non-NULL `int8` cell (a surrogate key, a version), through the decoder specialized here: the
-    /// generic `QueryResult.decode` is in another module and runs unspecialized, several times the cost, and
-    /// the store reads two such cells per row it writes or fetches.
-    ///
-    /// - Throws: The driver's decoding error for a cell out of range or not an integer; `.decoding` for NULL.
-    static func int64(_ result: QueryResult, row: Int, column: Int) throws -> Int64 {
-        guard case .int64(let number) = try attributeValue(result, row: row, column: column, type: .int64) else {
-            throw LibPQError(.decoding, "column \(column) row \(row) is NULL, expected a key or version")
-        }
-        return number
-    }
-
     static func attributeValue(
         _ result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType? = nil
     ) throws -> AttributeValue {
@@ -100,5 +88,17 @@ enum BindEncoding {
         case .decimal: return try decoded(Decimal.self, AttributeValue.decimal)
         case .uuid: return try decoded(UUID.self, AttributeValue.uuid)
         }
+    }
+
+    /// A non-NULL `int8` cell (a surrogate key, a version), through the decoder specialized here: the
+    /// generic `QueryResult.decode` is in another module and runs unspecialized, several times the cost, and
+    /// the store reads two such cells per row it writes or fetches.
+    ///
+    /// - Throws: The driver's decoding error for a cell out of range or not an integer; `.decoding` for NULL.
+    static func int64(_ result: QueryResult, row: Int, column: Int) throws -> Int64 {
+        guard case .int64(let number) = try attributeValue(result, row: row, column: column, type: .int64) else {
+            throw LibPQError(.decoding, "column \(column) row \(row) is NULL, expected a key or version")
+        }
+        return number
     }
 }

@@ -27,21 +27,7 @@ extension PostgresStore {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let sql = try fetchStatements.rows(for: request)
-        let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
-        return try withReadRunner(needsTransaction: false) { runner in
-            var parts: [[RowSnapshot]] = []
-            var part: [RowSnapshot] = []
-            try runner.runRows(sql) { result in
-                if part.count >= Self.rowsPerPart {
-                    parts.append(part)
-                    part = []
-                    part.reserveCapacity(Self.rowsPerPart)
-                }
-                try reader.append(result, to: &part)
-            }
-            if !part.isEmpty || parts.isEmpty { parts.append(part) }
-            return parts
-        }
+        return try read([(entity, sql)], inPartsOf: Self.rowsPerPart)
     }
 
     /// The rows in one array of ``fetchInParts(_:)``: a few hundred kilobytes of snapshots.
@@ -157,10 +143,16 @@ extension PostgresStore {
 
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
     private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
+        try read(queries, inPartsOf: .max).first ?? []
+    }
+
+    /// ``read(_:)``'s rows in consecutive arrays of at most `size` rows (one array, maybe empty, when they
+    /// all fit).
+    private func read(_ queries: [(Entity, SQL)], inPartsOf size: Int) throws -> [[RowSnapshot]] {
         guard !queries.isEmpty else { return [] }
         // A statement reads its rows' links too (as key arrays), so only several statements need one snapshot.
         let needsTransaction = queries.count > 1
-        return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, $0) }
+        return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, size, $0) }
     }
 
     /// Runs a read: inside a stream's batch on this thread, on its connection and snapshot (see
@@ -183,14 +175,25 @@ extension PostgresStore {
         }
     }
 
-    private func readAll(_ queries: [(Entity, SQL)], _ runner: StatementRunner) throws -> [RowSnapshot] {
-        var snapshots: [RowSnapshot] = []
+    private func readAll(_ queries: [(Entity, SQL)], _ size: Int, _ runner: StatementRunner) throws
+        -> [[RowSnapshot]]
+    {
+        var parts: [[RowSnapshot]] = []
+        var part: [RowSnapshot] = []
         for (entity, sql) in queries {
             let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
             // Row by row as they arrive: decoded while the server sends the rest, and never all in one result.
-            try runner.runRows(sql) { try reader.append($0, to: &snapshots) }
+            try runner.runRows(sql) { result in
+                if part.count >= size {
+                    parts.append(part)
+                    part = []
+                    part.reserveCapacity(size)
+                }
+                try reader.append(result, to: &part)
+            }
         }
-        return snapshots
+        if !part.isEmpty || parts.isEmpty { parts.append(part) }
+        return parts
     }
 }
 

@@ -215,7 +215,7 @@ final class SaveExecution {
         // Rows are inserted in input order, so their identity keys ascend in input order.
         written.sort { $0.key < $1.key }
         for (index, stored) in zip(rows.indices, written) {
-            record(rows[index].id, row: index, entity.name, stored.key, stored.version)
+            sink.record(rows[index].id, row: index, entity.name, stored.key, stored.version)
         }
     }
 
@@ -298,7 +298,7 @@ final class SaveExecution {
         var sharers: [Int: [ManagedObjectID]]
     }
 
-    /// Where an execution records the keys and versions written (see ``record(_:row:_:_:_:)``).
+    /// Where an execution records the keys and versions written.
     private struct ResultSink {
         let recorder: Recorder
         let streamPosition: Int?
@@ -344,11 +344,6 @@ final class SaveExecution {
                 sink.record(other, row: nil, entity.name, written.key, written.version)
             }
         }
-    }
-
-    /// Records an inserted row's key and version (see ``ResultSink/record(_:row:_:_:_:)``).
-    private func record(_ temporary: ManagedObjectID, row: Int?, _ entity: String, _ key: Int64, _ version: Int64) {
-        sink.record(temporary, row: row, entity, key, version)
     }
 
     private func link(_ pending: [PendingLink]) throws {

@@ -39,7 +39,8 @@ extension Connection {
         guard sent == 1 else { throw clientError(handle, "sending a query") }
         // Asked right after sending; if libpq refuses, the rows come as one result.
         _ = PQsetSingleRowMode(handle)
-        var columns: ([Column], [PostgresType])? = nil
+        // The statement's first row, whose columns every later row shares.
+        var first: QueryResult? = nil
         var failure: (any Error)? = nil
         var rows = 0
         var ended = false
@@ -51,12 +52,11 @@ extension Connection {
             }
             do {
                 let result: QueryResult
-                if PQresultStatus(next) == PGRES_SINGLE_TUPLE {
-                    let shared = columns ?? QueryResult.columnsAndTypes(of: next)
-                    columns = shared
-                    result = QueryResult(takingRow: next, columns: shared.0, columnTypes: shared.1)
+                if PQresultStatus(next) == PGRES_SINGLE_TUPLE, let first {
+                    result = QueryResult(takingRow: next, columns: first.columns, columnTypes: first.columnTypes)
                 } else {
                     result = try check(next, handle: handle, sql: sql)
+                    if first == nil, result.rowCount > 0 { first = result }
                 }
                 guard result.rowCount > 0 else { continue }
                 rows += result.rowCount

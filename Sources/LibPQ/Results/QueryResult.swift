@@ -42,9 +42,9 @@ public final class QueryResult: @unchecked Sendable {
     }
 
     /// Takes ownership of one row of a statement read in single-row mode (see
-    /// ``Connection/queryRows(_:_:_:)``), with the columns (and their types) the statement's first row
-    /// reported: the rows of one statement share them, so they are read once, not per row. Such a result
-    /// reports no command tag.
+    /// ``Connection/queryRows(_:_:_:)``), with the columns (and their types) of the statement's first row:
+    /// the rows of one statement share them, so they are read once, not per row. Such a result reports no
+    /// command tag.
     init(takingRow result: OpaquePointer, columns: [Column], columnTypes: [PostgresType]) {
         self.result = result
         rowCount = Int(PQntuples(result))
@@ -62,12 +62,6 @@ public final class QueryResult: @unchecked Sendable {
                 name: PQfname(result, index).map { String(cString: $0) } ?? "",
                 type: PostgresType(rawValue: PQftype(result, index)))
         }
-    }
-
-    /// ``columns(of:)`` with the types alone beside them.
-    static func columnsAndTypes(of result: OpaquePointer) -> ([Column], [PostgresType]) {
-        let columns = columns(of: result)
-        return (columns, columns.map(\.type))
     }
 
     deinit { PQclear(result) }
