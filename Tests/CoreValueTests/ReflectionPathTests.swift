@@ -71,4 +71,99 @@ import Testing
         }
         #expect(!context.hasChanges)
     }
+
+    /// A field of each standard type, plain and optional: the key-path path reads each with a reader of its
+    /// own type (a load at the field's offset), and a field whose type differs from its attribute's
+    /// (`Int16` into `int64`, `Float` into `double`) is still converted.
+    struct EveryType: BoxingStruct {
+        static let EntityName = "Every"
+        var text: String
+        var textOrNil: String?
+        var int: Int
+        var intOrNil: Int?
+        var int64: Int64
+        var int64OrNil: Int64?
+        var int32: Int32
+        var int32OrNil: Int32?
+        var int16: Int16
+        var int16OrNil: Int16?
+        var double: Double
+        var doubleOrNil: Double?
+        var float: Float
+        var floatOrNil: Float?
+        var bool: Bool
+        var boolOrNil: Bool?
+        var date: Date
+        var dateOrNil: Date?
+        var data: Data
+        var dataOrNil: Data?
+        var decimal: Decimal
+        var decimalOrNil: Decimal?
+        var uuid: UUID
+        var uuidOrNil: UUID?
+        var widened: Int16
+        var widenedOrNil: Float?
+    }
+
+    static let everyTypeModel: ManagedObjectModel? = {
+        var attributes: [Attribute] = []
+        for (name, type) in [
+            ("text", AttributeType.string), ("int", .int64), ("int64", .int64), ("int32", .int32), ("int16", .int16),
+            ("double", .double), ("float", .float), ("bool", .bool), ("date", .date), ("data", .data),
+            ("decimal", .decimal), ("uuid", .uuid),
+        ] {
+            attributes.append(Attribute(name, type))
+            attributes.append(Attribute(name + "OrNil", type, optional: true))
+        }
+        attributes.append(Attribute("widened", .int64))
+        attributes.append(Attribute("widenedOrNil", .double, optional: true))
+        return try? ManagedObjectModel([Entity("Every", attributes: attributes)])
+    }()
+
+    static func everyType(set: Bool) -> EveryType {
+        EveryType(
+            text: "é", textOrNil: set ? "e\u{301}" : nil, int: -7, intOrNil: set ? .max : nil, int64: .min,
+            int64OrNil: set ? 64 : nil, int32: 32, int32OrNil: set ? -32 : nil, int16: 16, int16OrNil: set ? -16 : nil,
+            double: .nan, doubleOrNil: set ? 0.5 : nil, float: 1.5, floatOrNil: set ? -0.25 : nil, bool: true,
+            boolOrNil: set ? false : nil, date: Date(timeIntervalSince1970: 12.5),
+            dateOrNil: set ? Date(timeIntervalSince1970: -1) : nil, data: Data([0, 255]), dataOrNil: set ? Data() : nil,
+            decimal: Decimal(string: "12.34") ?? 0, decimalOrNil: set ? Decimal(-1) : nil,
+            uuid: UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)),
+            uuidOrNil: set ? UUID(uuid: (9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9)) : nil,
+            widened: 300, widenedOrNil: set ? 2.5 : nil)
+    }
+
+    @Test(arguments: [true, false])
+    func everyStandardFieldTypeBoxesAlikeEitherWay(_ set: Bool) throws {
+        let model = try #require(Self.everyTypeModel)
+        var results: [[String: AttributeValue]] = []
+        for reflection in [LayoutCache.Reflection.keyPaths, .mirror] {
+            let context = ManagedObjectContext(store: MemoryStore(model: model))
+            context.layouts.reflection = reflection
+            let object = try Self.everyType(set: set).toObject(context)
+            var values: [String: AttributeValue] = [:]
+            for attribute in object.entity.attributes {
+                values[attribute.name] = try object.value(forKey: attribute.name)
+            }
+            results.append(values)
+        }
+        #expect(results[0] == results[1])
+        let values = results[0]
+        #expect(values["text"] == .string("é"))
+        #expect(values["int"] == .int64(-7))
+        #expect(values["int64"] == .int64(.min))
+        #expect(values["int16"] == .int16(16))
+        #expect(values["float"] == .float(1.5))
+        #expect(values["widened"] == .int64(300))
+        #expect(values["data"] == .data(Data([0, 255])))
+        if set {
+            #expect(values["textOrNil"] == .string("e\u{301}"))
+            #expect(values["textOrNil"] != values["text"])
+            #expect(values["intOrNil"] == .int64(.max))
+            #expect(values["widenedOrNil"] == .double(2.5))
+            #expect(values["dataOrNil"] == .data(Data()))
+        } else {
+            for (name, value) in values where name.hasSuffix("OrNil") { #expect(value == .null, "\(name)") }
+        }
+    }
 }

@@ -177,6 +177,11 @@ struct RecordBuilder {
                 let raw: AttributeValue
                 if let read = field.read {
                     raw = read(base)
+                    // Of the attribute's own type (or null): nothing to convert.
+                    if field.isExact {
+                        attributes.append((field.position, raw))
+                        continue
+                    }
                 } else {
                     raw = try attributeValue(field.value(of: value), field.attribute.name, info)
                 }
@@ -185,6 +190,9 @@ struct RecordBuilder {
             }
         }
         record.attributes = attributes
+        // Checked first: walking even an empty array of `(Relationship, PartialKeyPath<T>)` looked up its
+        // element type's metadata for every struct.
+        guard plan.hasRelationships else { return record }
         for (relationship, keyPath) in plan.relationships {
             record.relationships.append(
                 (relationship.name, try targets(value[keyPath: keyPath], relationship, info, depth: depth + 1)))
@@ -234,10 +242,11 @@ struct RecordBuilder {
         var names = Set<String>()
         for (label, keyPath) in listed where label != "objectID" {
             if let attribute = info.attributes[label], let position = info.layout.position(of: label) {
+                let reader = KeyPathReader(keyPath)
                 attributes.append(
                     LayoutCache.AttributeField(
-                        attribute: attribute, position: position, read: KeyPathReader(keyPath)?.read,
-                        keyPath: keyPath))
+                        attribute: attribute, position: position, read: reader?.read,
+                        isExact: reader?.valueType == attribute.type, keyPath: keyPath))
                 names.insert(label)
             } else if let relationship = info.relationships[label] {
                 relationships.append((relationship, keyPath))
@@ -425,13 +434,19 @@ package final class LayoutCache {
         let position: Int
         /// Reads the field from a pointer to the struct; `nil` when its declared type has no typed reader.
         let read: ((UnsafeRawPointer) -> AttributeValue)?
+        /// Whether ``read`` returns values of the attribute's type (or null) only, which need no conversion.
+        let isExact: Bool
         /// The field's key path (a `PartialKeyPath` of the struct's type), for the general path.
         let keyPath: AnyKeyPath
 
-        init(attribute: Attribute, position: Int, read: ((UnsafeRawPointer) -> AttributeValue)?, keyPath: AnyKeyPath) {
+        init(
+            attribute: Attribute, position: Int, read: ((UnsafeRawPointer) -> AttributeValue)?, isExact: Bool,
+            keyPath: AnyKeyPath
+        ) {
             self.attribute = attribute
             self.position = position
             self.read = read
+            self.isExact = isExact
             self.keyPath = keyPath
         }
 
@@ -450,6 +465,8 @@ package final class LayoutCache {
         let attributes: [AttributeField]
         /// The relationship fields, in declaration order.
         let relationships: [(Relationship, PartialKeyPath<T>)]
+        /// Whether ``relationships`` has any.
+        let hasRelationships: Bool
         /// The struct's `objectID`, for a `BoxingPersistentStruct`.
         let objectID: ((T) -> ManagedObjectID?)?
         /// The struct's identifier value, for a `BoxingUniqueStruct`.
@@ -459,6 +476,7 @@ package final class LayoutCache {
             self.layout = layout
             self.attributes = attributes
             self.relationships = relationships
+            hasRelationships = !relationships.isEmpty
             // Read through `T`'s own conformances, found once here: per value, a cast of the struct to
             // `any BoxingPersistentStruct` / `any BoxingUniqueStruct` boxed it and looked the conformance up.
             objectID = (T.self as? any BoxingPersistentStruct.Type).map { Self.objectIDReader($0) }
@@ -466,7 +484,13 @@ package final class LayoutCache {
         }
 
         private static func objectIDReader<U: BoxingPersistentStruct>(_: U.Type) -> (T) -> ManagedObjectID? {
-            { value in (value as? U)?.objectID }
+            // As `identifierReader`: `U` is `T` itself, read in place without a dynamic cast per struct.
+            guard U.self == T.self else { return { value in (value as? U)?.objectID } }
+            return { value in
+                withUnsafePointer(to: value) { pointer in
+                    UnsafeRawPointer(pointer).assumingMemoryBound(to: U.self).pointee.objectID
+                }
+            }
         }
 
         private static func identifierReader<U: BoxingUniqueStruct>(_: U.Type) -> (T) -> AttributeValue {

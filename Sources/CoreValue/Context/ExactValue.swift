@@ -15,7 +15,7 @@ package struct ExactValue: Hashable, Sendable {
 
     package static func == (lhs: ExactValue, rhs: ExactValue) -> Bool {
         switch (lhs.value, rhs.value) {
-        case (.string(let left), .string(let right)): return Self.sameBytes(left, right)
+        case (.string(let left), .string(let right)): return AttributeValue.sameUTF8(left, right)
         case (.string, _), (_, .string): return false
         default: return lhs.value == rhs.value
         }
@@ -28,12 +28,5 @@ package struct ExactValue: Hashable, Sendable {
         }
         hasher.combine(text.utf8.count)
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-    }
-
-    private static func sameBytes(_ left: String, _ right: String) -> Bool {
-        var left = left
-        var right = right
-        guard left.utf8.count == right.utf8.count else { return false }
-        return left.withUTF8 { a in right.withUTF8 { b in a.elementsEqual(b) } }
     }
 }

@@ -70,12 +70,27 @@ extension AttributeValue {
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.float(let a), .float(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.bool(let a), .bool(let b)): return a == b
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return sameUTF8(a, b)
         case (.data(let a), .data(let b)): return a == b
         case (.date(let a), .date(let b)): return a == b
         case (.decimal(let a), .decimal(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.uuid(let a), .uuid(let b)): return a == b
         default: return false
+        }
+    }
+
+    /// Whether two strings have the same UTF-8 bytes: one `memcmp` over their contiguous storage (a native
+    /// string's, or a small string's copy on the stack), where iterating two `utf8` views cost about 700
+    /// instructions for a 12-byte name.
+    static func sameUTF8(_ left: String, _ right: String) -> Bool {
+        guard left.utf8.count == right.utf8.count else { return false }
+        var left = left
+        var right = right
+        return left.withUTF8 { a in
+            right.withUTF8 { b in
+                guard let x = a.baseAddress, let y = b.baseAddress else { return true }  // both empty
+                return memcmp(x, y, a.count) == 0
+            }
         }
     }
 
