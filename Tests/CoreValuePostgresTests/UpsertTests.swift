@@ -25,6 +25,25 @@ import Testing
         }
     }
 
+    /// The upsert's result is matched to the rows sent: row by row when it comes back in their order, by
+    /// identifier when not (a statement inserts its rows sorted by key, so rows sent in another order come
+    /// back in that one). Either way each object gets its own row's key.
+    @Test(arguments: [false, true])
+    func eachUpsertedRowGetsItsOwnKeyWhateverOrderTheResultComesIn(_ sentInKeyOrder: Bool) throws {
+        try TestDatabase.withExampleStore { store, _, _ in
+            let names = ["a-3", "a-1", "a-4", "a-2", "a-0"]
+            let batch = (sentInKeyOrder ? names.sorted() : names).map { Self.author($0, "name of \($0)") }
+            let result = try store.apply(ChangeSet(inserts: batch))
+            let ids = batch.compactMap { result.permanentIDs[$0.id] }
+            #expect(ids.count == batch.count)
+            let rows = try store.fetch(ids: ids)
+            let byID = Dictionary(rows.map { ($0.id, $0.attributes["id"]) }, uniquingKeysWith: { first, _ in first })
+            for (change, id) in zip(batch, ids) {
+                #expect(byID[id] == change.attributes["id"], "\(change.attributes["id"] ?? nil)")
+            }
+        }
+    }
+
     @Test func duplicatesInOneBatchShareARowAndTheLastValuesWin() throws {
         try TestDatabase.withExampleStore { store, _, _ in
             let batch = [Self.author("x", "x1"), Self.author("y", "y1"), Self.author("x", "x2")]

@@ -89,7 +89,9 @@ struct SavePlan {
         // The previous row's group, for the usual run of rows of one entity and shape: no group key (several
         // strings per row) is built and hashed for those.
         var previous: (info: EntityIndex, upsert: String?, plain: Bool, position: Int)?
-        var lastUpsertKey: (info: EntityIndex, attribute: Attribute, position: Int)?
+        // The previous upsert key by name and position: copying its `Attribute` per row cost about 900
+        // instructions (four copies of a struct with a name and a default value).
+        var lastUpsertKey: (info: EntityIndex, name: String, position: Int)?
         for change in changes {
             let info =
                 if let previous, previous.info.name == change.id.entityName { previous.info } else {
@@ -100,35 +102,35 @@ struct SavePlan {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
             }
             let row = try makeRow(change, entity: info, isInsert: true)
-            var upsertKey: Attribute?
+            var upsertKeyName: String?
             if let key = change.upsertKey {
                 // The previous row's key (a run of upserts shares one): no lookup of it by name per row.
-                let found: (attribute: Attribute, position: Int)
-                if let known = lastUpsertKey, known.info === info, known.attribute.name == key {
-                    found = (known.attribute, known.position)
+                let position: Int
+                if let known = lastUpsertKey, known.info === info, known.name == key {
+                    position = known.position
                 } else {
-                    guard let attribute = info.attributes[key], let position = info.layout.position(of: key) else {
+                    guard info.attributes[key] != nil, let found = info.layout.position(of: key) else {
                         throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
                     }
-                    found = (attribute, position)
-                    lastUpsertKey = (info, attribute, position)
+                    position = found
+                    lastUpsertKey = (info, key, found)
                 }
                 // The row's values are in the entity's layout (`makeRow` arranged them).
-                guard let value = row.attributes[at: found.position], !value.isNull else {
+                guard let value = row.attributes[at: position], !value.isNull else {
                     throw CVManagedStructError.missingValue(entity: entity.name, key: key)
                 }
-                upsertKey = found.attribute
+                upsertKeyName = key
             }
             // Only an upsert's group depends on which columns the row sets (see below).
             let plain = row.attributes.isComplete && row.toOne.isEmpty
-            if let previous, previous.info === info, previous.upsert == upsertKey?.name,
-                upsertKey == nil || (plain && previous.plain)
+            if let previous, previous.info === info, previous.upsert == upsertKeyName,
+                upsertKeyName == nil || (plain && previous.plain)
             {
                 groups[previous.position].rows.append(row)
                 continue
             }
-            var groupKey = entity.name + "\u{0}" + (upsertKey?.name ?? "")
-            if upsertKey != nil {
+            var groupKey = entity.name + "\u{0}" + (upsertKeyName ?? "")
+            if upsertKeyName != nil {
                 // An upsert's DO UPDATE overwrites every column of the statement, so rows that set different
                 // columns go to different statements: a column one row leaves out must not be filled with a
                 // default or NULL and then overwrite the existing row's value.
@@ -144,9 +146,10 @@ struct SavePlan {
             } else {
                 position = groups.count
                 index[groupKey] = position
+                let upsertKey = upsertKeyName.flatMap { info.attributes[$0] }
                 groups.append(InsertGroup(entity: entity, upsertKey: upsertKey, rows: [row]))
             }
-            previous = (info, upsertKey?.name, plain, position)
+            previous = (info, upsertKeyName, plain, position)
         }
         // Entities in name order (then by upsert key and columns) before the dependency order: every save
         // writes the tables in the same order whatever the input order, which keeps lock order deterministic.
