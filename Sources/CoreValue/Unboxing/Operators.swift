@@ -23,6 +23,9 @@ public func <^> <A, B>(f: (A) throws -> B, a: A) rethrows -> B {
 ///   value is missing, null, of another type, or does not fit without loss.
 @inlinable
 public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A where A == A.StructureType {
+    if let position = attributePosition(object, key), let attribute = nonNullAttribute(object, at: position) {
+        return try unboxWrapping(object, key, A.self) { try A.unbox(.attribute(attribute)) }
+    }
     guard let value = try unboxSource(object, key, A.self) else {
         let cycle = try isCycle(object, key)
         throw unboxError(object, key, A.self, cycle ? "it leads back to an object being unboxed" : "no value")
@@ -35,6 +38,10 @@ public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A whe
 /// - Throws: An unboxing error when a value is present but of another type, or the key is unknown.
 @inlinable
 public func <|? <A: Unboxing>(object: ManagedObject, key: String) throws -> A? where A == A.StructureType {
+    if let position = attributePosition(object, key) {
+        guard let attribute = nonNullAttribute(object, at: position) else { return nil }
+        return try unboxWrapping(object, key, A.self) { try A.unbox(.attribute(attribute)) }
+    }
     guard let value = try unboxSource(object, key, A.self) else { return nil }
     return try unboxWrapping(object, key, A.self) { try A.unbox(value) }
 }
@@ -60,6 +67,23 @@ where A == A.StructureType {
         result.insert(try unboxWrapping(object, key, A.self) { try A.unbox(.object(member)) })
     }
     return result
+}
+
+/// The position of the attribute `key` in the object's values, or `nil` for anything else (a relationship,
+/// the `objectID`, an unknown key), which ``unboxSource(_:_:_:)`` then reads or reports. With
+/// ``nonNullAttribute(_:at:)``, the usual case without an optional ``ManagedValue`` per value: destroying one
+/// went through the runtime's generic witnesses (about 100 instructions a field).
+@usableFromInline
+func attributePosition(_ object: ManagedObject, _ key: String) -> Int? {
+    // "objectID" is never an attribute (the model reserves it), so it is never found here.
+    object.readPosition(of: key)
+}
+
+/// The value at a position of the object's values; `nil` for a null.
+@usableFromInline
+func nonNullAttribute(_ object: ManagedObject, at position: Int) -> AttributeValue? {
+    guard let value = object.attributes[at: position], !value.isNull else { return nil }
+    return value
 }
 
 @usableFromInline
