@@ -206,7 +206,7 @@ struct BoxingSession {
                 if let shared = context.uniqueObject(record.info, key, value) {
                     object = shared
                 } else {
-                    let position = try record.info.position(key)
+                    let position = try record.info.uniquePosition(key)
                     object = context.insertObject(record.info)
                     record.isNew = true
                     object.upsertKey = key

@@ -400,9 +400,7 @@ struct UniqueValue: Hashable {
     init?(_ info: EntityIndex, _ key: String, _ value: AttributeValue) {
         // The key is nearly always one of the entity's few unique attributes: compared with their names
         // before the name is hashed for the layout's table (boxing asks this twice per unique struct).
-        let names = info.layout.names
-        guard let position = info.uniquePositions.first(where: { names[$0] == key }) ?? info.layout.position(of: key)
-        else { return nil }
+        guard let position = try? info.uniquePosition(key) else { return nil }
         self.init(info, at: position, value)
     }
 

@@ -139,6 +139,14 @@ package final class EntityIndex: Sendable {
         return position
     }
 
+    /// ``position(_:)`` for a key that is usually one of the entity's few unique attributes (a unique
+    /// struct's identifier): compared with their names before the name is hashed for the layout's table.
+    package func uniquePosition(_ key: String) throws -> Int {
+        let names = layout.names
+        if let position = uniquePositions.first(where: { names[$0] == key }) { return position }
+        return try position(key)
+    }
+
     /// The attribute with this name.
     ///
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``.
