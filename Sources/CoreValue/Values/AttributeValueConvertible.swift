@@ -26,6 +26,10 @@ extension Int: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .int64(Int64(self)) }
     /// Reads an integer that fits.
     public init?(attributeValue: AttributeValue) {
+        if case .int64(let value) = attributeValue, let int = Int(exactly: value) {
+            self = int
+            return
+        }
         guard case .int64(let value)? = attributeValue.converted(to: .int64), let int = Int(exactly: value) else {
             return nil
         }
@@ -40,6 +44,11 @@ extension Int16: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .int16(self) }
     /// Reads an integer that fits.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .int16(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .int16(let value)? = attributeValue.converted(to: .int16) else { return nil }
         self = value
     }
@@ -52,6 +61,11 @@ extension Int32: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .int32(self) }
     /// Reads an integer that fits.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .int32(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .int32(let value)? = attributeValue.converted(to: .int32) else { return nil }
         self = value
     }
@@ -64,6 +78,11 @@ extension Int64: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .int64(self) }
     /// Reads an integer that fits.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .int64(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .int64(let value)? = attributeValue.converted(to: .int64) else { return nil }
         self = value
     }
@@ -76,6 +95,11 @@ extension Double: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .double(self) }
     /// Reads a `double`, a `float` or an exactly representable integer.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .double(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .double(let value)? = attributeValue.converted(to: .double) else { return nil }
         self = value
     }
@@ -88,6 +112,11 @@ extension Float: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .float(self) }
     /// Reads a `float`, or a `double` or integer that is exactly representable.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .float(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .float(let value)? = attributeValue.converted(to: .float) else { return nil }
         self = value
     }
@@ -148,6 +177,11 @@ extension Decimal: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .decimal(self) }
     /// Reads a `decimal` or an integer.
     public init?(attributeValue: AttributeValue) {
+        // The value's own case first: no conversion (and no copy of the value) for the usual read.
+        if case .decimal(let value) = attributeValue {
+            self = value
+            return
+        }
         guard case .decimal(let value)? = attributeValue.converted(to: .decimal) else { return nil }
         self = value
     }
