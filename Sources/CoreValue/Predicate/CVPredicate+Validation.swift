@@ -68,6 +68,10 @@ extension CVPredicate {
             return .comparison(key: key, op, try Self.convert(value, to: attribute, in: entity))
         case .isIn(let key, let values):
             let attribute = try Self.attribute(key, in: entity)
+            // The usual list (10,000 identifiers of the attribute's own type) is kept as it is: converting
+            // such a value returns it unchanged, and copying the list cost more than checking it.
+            let type = attribute.type
+            if values.allSatisfy({ $0.type == type }) { return self }
             return .isIn(key: key, try values.map { try Self.convert($0, to: attribute, in: entity) })
         case .between(let key, let lower, let upper):
             let attribute = try Self.attribute(key, in: entity)

@@ -66,6 +66,14 @@ enum BindEncoding {
         _ result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType? = nil
     ) throws -> AttributeValue {
         guard result.contains(row: row, column: column) else { throw result.outOfRange(row: row, column: column) }
+        return try attributeValue(inRange: result, row: row, column: column, type: type, serverType: serverType)
+    }
+
+    /// ``attributeValue(_:row:column:type:serverType:)`` for a cell the caller has checked is inside the
+    /// result (the row reader checks a row's columns once, not each cell).
+    static func attributeValue(
+        inRange result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType? = nil
+    ) throws -> AttributeValue {
         guard let bytes = result.unsafeBytes(row: Int32(row), column: Int32(column)) else { return .null }
         let serverType = serverType ?? result.columnTypes[column]
         func decoded<T: PostgresDecodable>(_: T.Type, _ wrap: (T) -> AttributeValue) throws -> AttributeValue {
