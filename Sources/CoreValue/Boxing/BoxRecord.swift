@@ -29,7 +29,7 @@ final class BoxRecord {
     /// This and the fields below are unchecked for exclusive access: a record is built and written by one
     /// boxing, on one thread, and each of them is read or written once per struct.
     @exclusivity(unchecked) var attributes: [(Int, AttributeValue)] = []
-    var relationships: [(String, [Target])] = []
+    @exclusivity(unchecked) var relationships: [(String, [Target])] = []
     /// The attributes the struct type has, shared by every record of the type; `nil` when it has every
     /// attribute of the entity.
     @exclusivity(unchecked) var attributeNames: Set<String>?
@@ -417,7 +417,10 @@ package final class LayoutCache {
     }
 
     /// How this context's boxing reads fields; ``Reflection/keyPaths`` unless a test says otherwise.
-    package var reflection = Reflection.keyPaths
+    ///
+    /// This and the plan tables below are read once per boxed struct and unchecked for exclusive access: a
+    /// cache belongs to one context, used by one thread at a time.
+    @exclusivity(unchecked) package var reflection = Reflection.keyPaths
     /// The key-path plans other contexts of the same model index built; `nil` for a cache of its own.
     let shared: SharedPlans?
 
@@ -509,9 +512,9 @@ package final class LayoutCache {
     final class Unavailable {}
 
     /// The key-path plan (or ``Unavailable``) of each struct type.
-    var keyPathPlans: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) var keyPathPlans: [ObjectIdentifier: AnyObject] = [:]
     /// The last key-path plan looked up, with its type's identifier.
-    var lastKeyPathPlan: (ObjectIdentifier, AnyObject)?
+    @exclusivity(unchecked) var lastKeyPathPlan: (ObjectIdentifier, AnyObject)?
 
     /// How one stored property of a struct boxes.
     enum Field {

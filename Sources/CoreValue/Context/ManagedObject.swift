@@ -61,7 +61,7 @@ public final class ManagedObject {
     var unboxingDepth: Int32 = 0
     /// What the object records only while it has unsaved changes or a pending struct write (see
     /// ``PendingState``); `nil` for an object that was only read.
-    var pending: PendingState?
+    @exclusivity(unchecked) var pending: PendingState?
     /// ``pending``, made on first use.
     private var writablePending: PendingState {
         if let pending { return pending }
@@ -464,12 +464,16 @@ extension ManagedObject {
 /// The change tracking of one object between saves: original values and links, and what the unique struct
 /// that wrote it had. Most objects are fetched and only read; they never make one, so an object carries one
 /// `nil` reference (made and freed with no work) instead of six empty collections.
+///
+/// The fields written once per boxed unique struct are unchecked for exclusive access, as the object's own
+/// flags are: a context and its objects are used by one thread at a time, and each check cost a thread-local
+/// lookup.
 final class PendingState {
     var originalAttributes: [String: AttributeValue] = [:]
     var originalLinks: [String: [Link]] = [:]
-    var upsertKey: String?
-    var upsertAttributes: Set<String>?
-    var identifiedAttributes: Set<String>?
+    @exclusivity(unchecked) var upsertKey: String?
+    @exclusivity(unchecked) var upsertAttributes: Set<String>?
+    @exclusivity(unchecked) var identifiedAttributes: Set<String>?
     var identifiedRelationships: Set<String> = []
 }
 
