@@ -32,7 +32,9 @@ struct KeyPathReader<T> {
     /// any other field (enums with raw values, `NSDecimalNumber`, custom `Boxing` types take the general path).
     init?(_ keyPath: PartialKeyPath<T>) {
         let valueType = type(of: keyPath).valueType
-        if let offset = MemoryLayout<T>.offset(of: keyPath), let (read, type) = Self.concrete(valueType, at: offset) {
+        if let offset = MemoryLayout<T>.offset(of: keyPath),
+            let (read, type) = StandardFieldReaders.reader(for: valueType, at: offset)
+        {
             self.read = read
             self.valueType = type
         } else if let convertible = valueType as? any AttributeValueConvertible.Type {
@@ -45,89 +47,6 @@ struct KeyPathReader<T> {
             self.read = read
             self.valueType = optional._wrappedAttributeType
         } else {
-            return nil
-        }
-    }
-
-    /// A reader specialized for a stored property of one of the standard types (or an optional of one) at
-    /// `offset`: a load and the value's case, where the generic readers went through `V`'s witness table
-    /// and, for an optional, the runtime's value witnesses (about 110 and 370 instructions a field).
-    /// Each reader does what the type's ``AttributeValueConvertible/attributeValue`` does.
-    private static func concrete(_ type: Any.Type, at offset: Int)
-        -> ((UnsafeRawPointer) -> AttributeValue, AttributeType)?
-    {
-        // One closure per type, written out: a generic helper's closures stayed generic (unspecialized) and
-        // cost more than the readers they replace.
-        switch ObjectIdentifier(type) {
-        case ObjectIdentifier(String.self):
-            return ({ AttributeValue.string($0.load(fromByteOffset: offset, as: String.self)) }, .string)
-        case ObjectIdentifier(String?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: String?.self).map { AttributeValue.string($0) } ?? .null },
-                .string
-            )
-        case ObjectIdentifier(Int.self):
-            return ({ AttributeValue.int64(Int64($0.load(fromByteOffset: offset, as: Int.self))) }, .int64)
-        case ObjectIdentifier(Int?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Int?.self).map { AttributeValue.int64(Int64($0)) } ?? .null },
-                .int64
-            )
-        case ObjectIdentifier(Int64.self):
-            return ({ AttributeValue.int64($0.load(fromByteOffset: offset, as: Int64.self)) }, .int64)
-        case ObjectIdentifier(Int64?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Int64?.self).map { AttributeValue.int64($0) } ?? .null }, .int64
-            )
-        case ObjectIdentifier(Int32.self):
-            return ({ AttributeValue.int32($0.load(fromByteOffset: offset, as: Int32.self)) }, .int32)
-        case ObjectIdentifier(Int32?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Int32?.self).map { AttributeValue.int32($0) } ?? .null }, .int32
-            )
-        case ObjectIdentifier(Int16.self):
-            return ({ AttributeValue.int16($0.load(fromByteOffset: offset, as: Int16.self)) }, .int16)
-        case ObjectIdentifier(Int16?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Int16?.self).map { AttributeValue.int16($0) } ?? .null }, .int16
-            )
-        case ObjectIdentifier(Double.self):
-            return ({ AttributeValue.double($0.load(fromByteOffset: offset, as: Double.self)) }, .double)
-        case ObjectIdentifier(Double?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Double?.self).map { AttributeValue.double($0) } ?? .null },
-                .double
-            )
-        case ObjectIdentifier(Float.self):
-            return ({ AttributeValue.float($0.load(fromByteOffset: offset, as: Float.self)) }, .float)
-        case ObjectIdentifier(Float?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Float?.self).map { AttributeValue.float($0) } ?? .null }, .float
-            )
-        case ObjectIdentifier(Bool.self):
-            return ({ AttributeValue.bool($0.load(fromByteOffset: offset, as: Bool.self)) }, .bool)
-        case ObjectIdentifier(Bool?.self):
-            return ({ $0.load(fromByteOffset: offset, as: Bool?.self).map { AttributeValue.bool($0) } ?? .null }, .bool)
-        case ObjectIdentifier(Date.self):
-            return ({ AttributeValue.date($0.load(fromByteOffset: offset, as: Date.self)) }, .date)
-        case ObjectIdentifier(Date?.self):
-            return ({ $0.load(fromByteOffset: offset, as: Date?.self).map { AttributeValue.date($0) } ?? .null }, .date)
-        case ObjectIdentifier(Data.self):
-            return ({ AttributeValue.data($0.load(fromByteOffset: offset, as: Data.self)) }, .data)
-        case ObjectIdentifier(Data?.self):
-            return ({ $0.load(fromByteOffset: offset, as: Data?.self).map { AttributeValue.data($0) } ?? .null }, .data)
-        case ObjectIdentifier(Decimal.self):
-            return ({ AttributeValue.decimal($0.load(fromByteOffset: offset, as: Decimal.self)) }, .decimal)
-        case ObjectIdentifier(Decimal?.self):
-            return (
-                { $0.load(fromByteOffset: offset, as: Decimal?.self).map { AttributeValue.decimal($0) } ?? .null },
-                .decimal
-            )
-        case ObjectIdentifier(UUID.self):
-            return ({ AttributeValue.uuid($0.load(fromByteOffset: offset, as: UUID.self)) }, .uuid)
-        case ObjectIdentifier(UUID?.self):
-            return ({ $0.load(fromByteOffset: offset, as: UUID?.self).map { AttributeValue.uuid($0) } ?? .null }, .uuid)
-        default:
             return nil
         }
     }
@@ -171,4 +90,58 @@ protocol _OptionalAttributeValue {
 extension Optional: _OptionalAttributeValue where Wrapped: AttributeValueConvertible {
     var _attributeValue: AttributeValue { self?.attributeValue ?? .null }
     static var _wrappedAttributeType: AttributeType { Wrapped.attributeType }
+}
+
+/// Readers specialized for a stored property of one of the standard types (or an optional of one): a load
+/// at the field's offset and the value's case, where the generic readers of ``KeyPathReader`` went through
+/// the field type's witness table and, for an optional, the runtime's value witnesses (about 110 and 370
+/// instructions a field). Each reads the value through the type's own
+/// ``AttributeValueConvertible/attributeValue``, specialized.
+///
+/// Outside the generic `KeyPathReader<T>`, so that each call below, with its type written out, is
+/// specialized: helpers generic over the struct type as well left their readers unspecialized.
+enum StandardFieldReaders {
+    typealias Reader = (read: (UnsafeRawPointer) -> AttributeValue, type: AttributeType)
+
+    /// The reader of a field of declared type `type` at `offset`; `nil` for any other type.
+    static func reader(for type: Any.Type, at offset: Int) -> Reader? {
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(String.self): return plain(String.self, offset)
+        case ObjectIdentifier(String?.self): return optional(String.self, offset)
+        case ObjectIdentifier(Int.self): return plain(Int.self, offset)
+        case ObjectIdentifier(Int?.self): return optional(Int.self, offset)
+        case ObjectIdentifier(Int64.self): return plain(Int64.self, offset)
+        case ObjectIdentifier(Int64?.self): return optional(Int64.self, offset)
+        case ObjectIdentifier(Int32.self): return plain(Int32.self, offset)
+        case ObjectIdentifier(Int32?.self): return optional(Int32.self, offset)
+        case ObjectIdentifier(Int16.self): return plain(Int16.self, offset)
+        case ObjectIdentifier(Int16?.self): return optional(Int16.self, offset)
+        case ObjectIdentifier(Double.self): return plain(Double.self, offset)
+        case ObjectIdentifier(Double?.self): return optional(Double.self, offset)
+        case ObjectIdentifier(Float.self): return plain(Float.self, offset)
+        case ObjectIdentifier(Float?.self): return optional(Float.self, offset)
+        case ObjectIdentifier(Bool.self): return plain(Bool.self, offset)
+        case ObjectIdentifier(Bool?.self): return optional(Bool.self, offset)
+        case ObjectIdentifier(Date.self): return plain(Date.self, offset)
+        case ObjectIdentifier(Date?.self): return optional(Date.self, offset)
+        case ObjectIdentifier(Data.self): return plain(Data.self, offset)
+        case ObjectIdentifier(Data?.self): return optional(Data.self, offset)
+        case ObjectIdentifier(Decimal.self): return plain(Decimal.self, offset)
+        case ObjectIdentifier(Decimal?.self): return optional(Decimal.self, offset)
+        case ObjectIdentifier(UUID.self): return plain(UUID.self, offset)
+        case ObjectIdentifier(UUID?.self): return optional(UUID.self, offset)
+        default: return nil
+        }
+    }
+
+    /// A `V` field at `offset`: `offset` comes from `MemoryLayout.offset(of:)` for a stored property of type
+    /// `V`, so the memory there is an initialized, aligned `V`.
+    private static func plain<V: AttributeValueConvertible>(_: V.Type, _ offset: Int) -> Reader {
+        ({ base in base.load(fromByteOffset: offset, as: V.self).attributeValue }, V.attributeType)
+    }
+
+    /// A `V?` field at `offset`; `nil` reads as `.null`.
+    private static func optional<V: AttributeValueConvertible>(_: V.Type, _ offset: Int) -> Reader {
+        ({ base in base.load(fromByteOffset: offset, as: V?.self)?.attributeValue ?? .null }, V.attributeType)
+    }
 }

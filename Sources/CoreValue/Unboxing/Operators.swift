@@ -95,9 +95,8 @@ func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throw
         return .objectID(object.objectID)
     }
     // An object's values hold every attribute of its entity (nulls included) and nothing else: one lookup.
-    if let position = object.readPosition(of: key) {
-        guard let value = object.attributes[at: position], !value.isNull else { return nil }
-        return .attribute(value)
+    if let position = attributePosition(object, key) {
+        return nonNullAttribute(object, at: position).map { .attribute($0) }
     }
     guard let relationship = object.info.relationships[key] else {
         throw unboxError(object, key, type, "the entity has no such key")

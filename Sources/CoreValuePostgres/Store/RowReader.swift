@@ -38,8 +38,10 @@ struct RowReader {
     func append(_ result: QueryResult, to snapshots: inout [RowSnapshot]) throws {
         let serverTypes = result.columnTypes
         // The attribute columns are checked to be in the result once, not per cell (the rows are
-        // `0..<rowCount`); a result with fewer columns is read cell by cell, which reports the missing one.
-        let attributesInRange = result.columnCount >= foreignKeyStart
+        // `0..<rowCount`).
+        if result.rowCount > 0, result.columnCount < foreignKeyStart {
+            throw result.outOfRange(row: 0, column: result.columnCount)
+        }
         for row in 0..<result.rowCount {
             // Key and version through the specialized cell decoder (see `BindEncoding.int64`).
             let key = try BindEncoding.int64(result, row: row, column: 0)
@@ -49,10 +51,8 @@ struct RowReader {
             for (offset, type) in types.enumerated() {
                 let column = attributeStart + offset
                 values.append(
-                    attributesInRange
-                        ? try BindEncoding.attributeValue(
-                            inRange: result, row: row, column: column, type: type, serverType: serverTypes[column])
-                        : try BindEncoding.attributeValue(result, row: row, column: column, type: type))
+                    try BindEncoding.attributeValue(
+                        inRange: result, row: row, column: column, type: type, serverType: serverTypes[column]))
             }
             let attributes = AttributeValues(layout: layout, complete: values)
             var toOne: [String: Int64?] = [:]

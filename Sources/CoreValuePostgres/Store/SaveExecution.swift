@@ -325,34 +325,8 @@ final class SaveExecution {
     private static func upserted(
         _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ matched: UpsertedRows, _ sink: ResultSink
     ) throws {
-        // The rows usually come back in the order they were sent (the statement inserts them sorted by key,
-        // and a part's rows are sent in that order): matched row by row, with no table of them. Any other
-        // order is matched by value below.
-        if returned.rowCount == matched.values.count,
-            let written = try inOrder(returned, key, matched.values)
-        {
-            for (offset, written) in written.enumerated() {
-                let id = offset < matched.ids.count ? matched.ids[offset] : nil
-                sink.record(id, row: matched.rows[offset], entity.name, written.key, written.version)
-                for other in matched.sharers[offset] ?? [] {
-                    sink.record(other, row: nil, entity.name, written.key, written.version)
-                }
-            }
-            return
-        }
-        var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
-        for row in 0..<returned.rowCount {
-            let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
-            stored[value] = (
-                try BindEncoding.int64(returned, row: row, column: 0),
-                try BindEncoding.int64(returned, row: row, column: 1)
-            )
-        }
-        for (offset, value) in matched.values.enumerated() {
-            guard let written = stored[value] else {
-                throw PostgresStoreError(
-                    .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
-            }
+        let written = try writtenRows(entity, key, returned, matched.values)
+        for (offset, written) in written.enumerated() {
             let id = offset < matched.ids.count ? matched.ids[offset] : nil
             sink.record(id, row: matched.rows[offset], entity.name, written.key, written.version)
             for other in matched.sharers[offset] ?? [] {
@@ -361,23 +335,47 @@ final class SaveExecution {
         }
     }
 
-    /// The key and version of each returned row when row `i` holds the identifier `values[i]` for every `i`;
-    /// `nil` at the first row that does not.
-    private static func inOrder(_ returned: QueryResult, _ key: Attribute, _ values: [ExactValue]) throws
-        -> [(key: Int64, version: Int64)]?
-    {
-        var written: [(key: Int64, version: Int64)] = []
-        written.reserveCapacity(values.count)
-        for row in 0..<returned.rowCount {
-            let value = ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type))
-            guard value == values[row] else { return nil }
-            written.append(
+    /// The key and version written for each identifier of `values`, in their order.
+    ///
+    /// The rows usually come back in the order they were sent (the statement inserts them sorted by key, and
+    /// a part's rows are sent in that order): matched row by row, with no table of them. Any other order is
+    /// matched by value.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/unexpectedResult`` for an identifier no returned row holds.
+    private static func writtenRows(
+        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ values: [ExactValue]
+    ) throws -> [(key: Int64, version: Int64)] {
+        func cell(_ row: Int) throws -> (value: ExactValue, written: (key: Int64, version: Int64)) {
+            (
+                ExactValue(try BindEncoding.attributeValue(returned, row: row, column: 2, type: key.type)),
                 (
                     try BindEncoding.int64(returned, row: row, column: 0),
                     try BindEncoding.int64(returned, row: row, column: 1)
-                ))
+                )
+            )
         }
-        return written
+        var written: [(key: Int64, version: Int64)] = []
+        written.reserveCapacity(values.count)
+        if returned.rowCount == values.count {
+            for row in 0..<returned.rowCount {
+                let (value, keyAndVersion) = try cell(row)
+                guard value == values[row] else { break }
+                written.append(keyAndVersion)
+            }
+            if written.count == values.count { return written }
+        }
+        var stored: [ExactValue: (key: Int64, version: Int64)] = Dictionary(minimumCapacity: returned.rowCount)
+        for row in 0..<returned.rowCount {
+            let (value, keyAndVersion) = try cell(row)
+            stored[value] = keyAndVersion
+        }
+        return try values.map { value in
+            guard let keyAndVersion = stored[value] else {
+                throw PostgresStoreError(
+                    .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
+            }
+            return keyAndVersion
+        }
     }
 
     private func link(_ pending: [PendingLink]) throws {
