@@ -8,8 +8,10 @@ import Testing
 @Suite struct FetchSQLTests {
     let statements = FetchStatements(mapping: SchemaMapping(model: ExampleModel.model), schema: "s")
     static let carColumns =
-        #"SELECT t."_pk", t."_version", t."name", t."kind", t."doors", t."mileage", t."seats", t."weight", "#
-        + #"t."power", t."registered", t."price", t."builtAt", t."vin", t."photo", t."nickname" FROM "s"."Car" AS t"#
+        #"SELECT t."_pk", t."_version", t."name"::text, t."kind"::text, t."doors"::integer, t."mileage"::bigint, "#
+        + #"t."seats"::smallint, t."weight"::real, t."power"::double precision, t."registered"::boolean, "#
+        + #"t."price"::numeric, t."builtAt"::timestamptz, t."vin"::uuid, t."photo"::bytea, t."nickname"::text "#
+        + #"FROM "s"."Car" AS t"#
 
     func sql(_ predicate: CVPredicate?, sort: [CVSortDescriptor] = [], limit: Int? = nil, offset: Int = 0) throws
         -> SQL
@@ -154,7 +156,7 @@ import Testing
         // A foreign key is a column of the row; an unordered to-many its members by key.
         #expect(
             byKey.text
-                == #"SELECT t."_pk", t."_version", t."name", t."owner", ARRAY(SELECT j."member" FROM "s"."Shop_products" AS j WHERE j."owner" = t."_pk" ORDER BY j."member") FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[]) AND t."_pk" BETWEEN $2 AND $3"#
+                == #"SELECT t."_pk", t."_version", t."name"::text, t."owner", ARRAY(SELECT j."member" FROM "s"."Shop_products" AS j WHERE j."owner" = t."_pk" ORDER BY j."member") FROM "s"."Shop" AS t WHERE t."_pk" = ANY($1::bigint[]) AND t."_pk" BETWEEN $2 AND $3"#
         )
         // The keys' range too, so that the planner reads a few keys of a large table by index.
         #expect(byKey.binds == [.int64Array([7, 8]), .int64(7), .int64(8)])

@@ -1,4 +1,5 @@
 @_spi(StoreImplementation) import CoreValue
+import Foundation
 import Testing
 
 @testable import CoreValuePostgres
@@ -30,6 +31,35 @@ import Testing
         let sql: SQL =
             "x = ANY(\(typedBind: .int64Array([1, 2]))) AND y = ANY(\(typedBind: .array(.string, [.string("a")])))"
         #expect(sql.text == "x = ANY($1::bigint[]) AND y = ANY($2::text[])")
+    }
+
+    @Test func aCopyWritesIntegersBooleansAndUUIDsAsTypedLiterals() throws {
+        let uuid = try #require(UUID(uuidString: "56AA2816-503C-464E-B4AE-405B16AC704E"))
+        let sql: SQL =
+            "SELECT a FROM t WHERE k = ANY(\(typedBind: .array(.int64, [.int64(.min), .int64(0), .null, .int64(42)]))) "
+            + "AND s = \(bind: .scalar(.int16, .int16(-7))) AND b = \(bind: .scalar(.bool, .bool(false))) "
+            + "AND u = ANY(\(bind: .array(.uuid, [.uuid(uuid)]))) AND n = \(bind: .scalar(.int32, .null))"
+        #expect(
+            sql.binaryCopyText
+                == "COPY (SELECT a FROM t WHERE k = ANY(('{-9223372036854775808,0,NULL,42}'::bigint[])::bigint[]) "
+                + "AND s = ('-7'::smallint) AND b = ('f'::boolean) "
+                + "AND u = ANY(('{56AA2816-503C-464E-B4AE-405B16AC704E}'::uuid[])) AND n = (NULL::integer)) "
+                + "TO STDOUT (FORMAT binary)")
+    }
+
+    @Test func aCopyIsNotWrittenForTextOrOtherValues() {
+        let hostile = "x'); DROP TABLE t; --"
+        for bind: SQLBind in [
+            .text(hostile), .array(.string, [.string(hostile)]), .scalar(.double, .double(1.5)),
+            .scalar(.date, .date(Date(timeIntervalSince1970: 0))), .scalar(.data, .data(Data([39]))),
+            .scalar(.decimal, .decimal(1)),
+            // A value of another type than its bind's.
+            .scalar(.int64, .string(hostile)), .array(.int64, [.int64(1), .string(hostile)]),
+        ] {
+            let sql: SQL = "SELECT 1 WHERE x = \(bind: bind) AND y = \(bind: .int64(1))"
+            #expect(sql.binaryCopyText == nil)
+        }
+        #expect(SQL("SELECT 1").binaryCopyText == "COPY (SELECT 1) TO STDOUT (FORMAT binary)")
     }
 
     @Test func rawTextNeedsTheUnsafeInitialiser() {

@@ -75,13 +75,25 @@ enum BindEncoding {
         inRange result: QueryResult, row: Int, column: Int, type: AttributeType, serverType: PostgresType? = nil
     ) throws -> AttributeValue {
         guard let bytes = result.unsafeBytes(row: Int32(row), column: Int32(column)) else { return .null }
-        let serverType = serverType ?? result.columnTypes[column]
-        func decoded<T: PostgresDecodable>(_: T.Type, _ wrap: (T) -> AttributeValue) throws -> AttributeValue {
-            do {
-                return wrap(try T.decode(from: bytes, type: serverType))
-            } catch let error as LibPQError {
-                throw result.decodingFailure(error, row: row, column: column, as: T.self)
-            }
+        do {
+            return try attributeValue(bytes, type: type, serverType: serverType ?? result.columnTypes[column])
+        } catch let error as LibPQError {
+            throw result.decodingFailure(error, row: row, column: column, asTypeNamed: swiftTypeName(of: type))
+        }
+    }
+
+    /// A non-NULL cell's bytes as a value of `type`, read as the server type `serverType` (`nil`: the
+    /// column type of `type`, as in a binary COPY whose columns were cast to it). Each type's decode is
+    /// specialized here.
+    ///
+    /// - Throws: The driver's `.decoding` error for bytes that do not hold `type`.
+    static func attributeValue(_ bytes: UnsafeRawBufferPointer, type: AttributeType, serverType: PostgresType?)
+        throws -> AttributeValue
+    {
+        func decoded<T: PostgresDecodable & PostgresEncodable>(_: T.Type, _ wrap: (T) -> AttributeValue) throws
+            -> AttributeValue
+        {
+            wrap(try T.decode(from: bytes, type: serverType ?? T.postgresType))
         }
         switch type {
         case .int16: return try decoded(Int16.self, AttributeValue.int16)
@@ -95,6 +107,23 @@ enum BindEncoding {
         case .date: return try decoded(Date.self, AttributeValue.date)
         case .decimal: return try decoded(Decimal.self, AttributeValue.decimal)
         case .uuid: return try decoded(UUID.self, AttributeValue.uuid)
+        }
+    }
+
+    /// The Swift type a value of `type` is decoded as, for error messages.
+    static func swiftTypeName(of type: AttributeType) -> String {
+        switch type {
+        case .int16: return "Int16"
+        case .int32: return "Int32"
+        case .int64: return "Int64"
+        case .float: return "Float"
+        case .double: return "Double"
+        case .bool: return "Bool"
+        case .string: return "String"
+        case .data: return "Data"
+        case .date: return "Date"
+        case .decimal: return "Decimal"
+        case .uuid: return "UUID"
         }
     }
 

@@ -123,11 +123,18 @@ package struct FetchStatements: Sendable {
     /// The row columns (``RowReader``'s order): key, version, attributes, foreign keys, then, for each
     /// relationship not stored as a foreign key (``separatelyLoaded(_:)``), its destination keys in order as
     /// an `int8[]`: one statement reads rows and links together, in one snapshot, with no transaction.
+    ///
+    /// Each attribute is cast to its column type (`t."name"::text`), which the server drops for a column of
+    /// that type: a binary COPY of the statement carries no column types, and its reader decodes each field
+    /// as that type.
     private func select(_ entity: Entity, from source: SQL? = nil) -> SQL {
-        let names =
-            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn] + entity.attributes.map(\.name)
-            + mapping.foreignKeyRelationships(of: entity).map(\.name)
-        var columns = names.map { SQL("t.\(SQLIdentifier($0))") }
+        let keys = [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn]
+        var columns = keys.map { SQL("t.\(SQLIdentifier($0))") }
+        for attribute in entity.attributes {
+            columns.append(
+                SQL("t.\(SQLIdentifier(attribute.name))::") + SQL(unsafeRaw: ColumnType.sqlName(of: attribute.type)))
+        }
+        columns += mapping.foreignKeyRelationships(of: entity).map { SQL("t.\(SQLIdentifier($0.name))") }
         for relationship in separatelyLoaded(entity) {
             if let keys = linkedKeys(of: relationship, in: entity) { columns.append(keys) }
         }

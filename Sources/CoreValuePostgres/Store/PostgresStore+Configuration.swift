@@ -54,6 +54,12 @@ extension PostgresStore {
         public var statementTimeout: Duration?
         /// Whether opening the store compares the database's tables with the model.
         public var verifySchema = true
+        /// Whether a fetch whose values are all integers, Booleans or UUIDs (a fetch by identifiers, the
+        /// batched `toObjects`, a relationship's rows) reads its rows through `COPY (SELECT ...) TO STDOUT
+        /// (FORMAT binary)`, with those values written in the statement as literals: libpq's work per row is
+        /// about a third of a `SELECT`'s. Any other fetch is a parameterized `SELECT`. Turn it off for a
+        /// proxy that does not pass COPY through (pgbouncer does).
+        public var readsThroughCopy = true
         /// Receives a ``StoreEvent`` for each statement, retry and pool event, on the thread that did the
         /// work; keep it fast. `nil` (the default): nothing is measured.
         public var onEvent: (@Sendable (StoreEvent) -> Void)?

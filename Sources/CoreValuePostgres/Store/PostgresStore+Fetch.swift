@@ -182,14 +182,23 @@ extension PostgresStore {
         var part: [RowSnapshot] = []
         for (entity, sql) in queries {
             let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+            func startPartIfFull() {
+                guard part.count >= size else { return }
+                parts.append(part)
+                part = []
+                part.reserveCapacity(size)
+            }
             // Row by row as they arrive: decoded while the server sends the rest, and never all in one result.
-            try runner.runRows(sql) { result in
-                if part.count >= size {
-                    parts.append(part)
-                    part = []
-                    part.reserveCapacity(size)
+            if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
+                try runner.runCopyRows(sql, copyText: copyText) { row in
+                    startPartIfFull()
+                    try reader.append(&row, to: &part)
                 }
-                try reader.append(result, to: &part)
+            } else {
+                try runner.runRows(sql) { result in
+                    startPartIfFull()
+                    try reader.append(result, to: &part)
+                }
             }
         }
         if !part.isEmpty || parts.isEmpty { parts.append(part) }

@@ -38,6 +38,19 @@ struct StatementRunner {
         }
     }
 
+    /// Runs one row statement as a binary COPY (`copyText`, ``SQL/binaryCopyText`` of `sql`) and hands its
+    /// rows to `body` as they arrive (`Connection.copyOutBinary`). Counted and reported as `sql`: the
+    /// statement with placeholders, not the literals.
+    ///
+    /// - Throws: `CancellationError`; the driver's errors; what `body` throws.
+    func runCopyRows(_ sql: SQL, copyText: String, _ body: (inout CopyRow) throws -> Void) throws {
+        try cancellation?.checkCancellation()
+        try observed(sql) {
+            let rows = try connection.copyOutBinary(copyText, body)
+            return ((), rows)
+        }
+    }
+
     /// Counts a statement and reports it, with its duration and row count, to the event handler.
     private func observed<T>(_ sql: SQL, _ send: () throws -> (T, rows: Int)) throws -> T {
         counter.record {

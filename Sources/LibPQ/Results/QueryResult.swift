@@ -133,9 +133,14 @@ public final class QueryResult: @unchecked Sendable {
 
     /// A decoding error of a cell, naming its column, server type, row and the Swift type asked for.
     package func decodingFailure<T>(_ error: LibPQError, row: Int, column: Int, as type: T.Type) -> LibPQError {
+        decodingFailure(error, row: row, column: column, asTypeNamed: "\(T.self)")
+    }
+
+    /// ``decodingFailure(_:row:column:as:)`` for a Swift type known by name.
+    package func decodingFailure(_ error: LibPQError, row: Int, column: Int, asTypeNamed type: String) -> LibPQError {
         LibPQError(
             .decoding,
-            "column \"\(columns[column].name)\" (\(columns[column].type)) row \(row) as \(T.self): \(error.message)")
+            "column \"\(columns[column].name)\" (\(columns[column].type)) row \(row) as \(type): \(error.message)")
     }
 
     /// Decodes a cell, giving `nil` for NULL.
