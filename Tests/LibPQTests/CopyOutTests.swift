@@ -77,26 +77,20 @@ import Testing
     @Test func aStatementThatIsNotACopyOutIsRefused() throws {
         try TestDatabase.withSchema { connection, _ in
             try connection.execute("create table t (n bigint)")
-            #expect {
-                try connection.copyOutBinary("SELECT 1") { _ in }
-            } throws: { error in
-                (error as? LibPQError)?.code == .copyFailed
-            }
-            #expect {
-                try connection.copyOutBinary("COPY t FROM STDIN (FORMAT binary)") { _ in }
-            } throws: { error in
-                (error as? LibPQError)?.code == .copyFailed
-            }
-            // Text COPY has no binary signature.
-            #expect {
-                try connection.copyOutBinary("COPY (SELECT 1) TO STDOUT") { _ in }
-            } throws: { error in
-                (error as? LibPQError)?.code == .decoding
-            }
-            #expect {
-                try connection.copyOutBinary("COPY (SELECT nothing) TO STDOUT (FORMAT binary)") { _ in }
-            } throws: { error in
-                (error as? DatabaseError)?.sqlState == .undefinedColumn
+            let refused: [(sql: String, matches: @Sendable (any Error) -> Bool)] = [
+                ("SELECT 1", { ($0 as? LibPQError)?.code == .copyFailed }),
+                ("COPY t FROM STDIN (FORMAT binary)", { ($0 as? LibPQError)?.code == .copyFailed }),
+                // Text COPY has no binary signature.
+                ("COPY (SELECT 1) TO STDOUT", { ($0 as? LibPQError)?.code == .decoding }),
+                (
+                    "COPY (SELECT nothing) TO STDOUT (FORMAT binary)",
+                    {
+                        ($0 as? DatabaseError)?.sqlState == .undefinedColumn
+                    }
+                ),
+            ]
+            for (sql, matches) in refused {
+                #expect(performing: { try connection.copyOutBinary(sql) { _ in } }, throws: matches)
             }
             let after = try connection.query("select 4").decode(Int32.self, row: 0, column: 0)
             #expect(after == 4)

@@ -71,9 +71,7 @@ extension Connection {
         try copySQL.checkNoNUL("the COPY statement")
         guard PQsendQuery(handle, copySQL) == 1 else { throw clientError(handle, "sending COPY") }
         guard let start = PQgetResult(handle) else { throw clientError(handle, "starting COPY") }
-        guard PQresultStatus(start) == PGRES_COPY_OUT else {
-            return try refuseNonCopyOut(start, handle, copySQL)
-        }
+        guard PQresultStatus(start) == PGRES_COPY_OUT else { try refuseNonCopyOut(start, handle, copySQL) }
         PQclear(start)
         var reader = CopyOutReader()
         var failure: (any Error)? = nil
@@ -111,7 +109,7 @@ extension Connection {
     }
 
     /// The error for a statement that did not start a COPY TO STDOUT, leaving the connection idle.
-    private func refuseNonCopyOut(_ start: OpaquePointer, _ handle: OpaquePointer, _ sql: String) throws -> Int {
+    private func refuseNonCopyOut(_ start: OpaquePointer, _ handle: OpaquePointer, _ sql: String) throws -> Never {
         switch PQresultStatus(start) {
         case PGRES_COPY_IN, PGRES_COPY_BOTH:
             PQclear(start)

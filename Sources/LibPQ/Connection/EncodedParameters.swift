@@ -1,5 +1,9 @@
 import CLibPQ
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A statement's parameters laid out for libpq: one contiguous byte buffer, lengths, binary formats, OIDs.
 ///
 /// Building one checks everything libpq would otherwise reject half way through a send (the parameter
@@ -80,8 +84,20 @@ extension String {
     /// - Parameter what: names the text in the error, e.g. "the SQL text".
     /// - Throws: ``LibPQError`` `.encoding`.
     func checkNoNUL(_ what: @autoclosure () -> String) throws {
-        guard let nul = utf8.firstIndex(of: 0) else { return }
-        let offset = utf8.distance(from: utf8.startIndex, to: nul)
+        // A native string's bytes are searched with `memchr`: walking the UTF-8 view took about 23
+        // instructions a byte, 1.4M for the 60 KB text of a COPY by 10,000 keys.
+        let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) else { return nil }
+            return UnsafeRawPointer(nul) - UnsafeRawPointer(base)
+        }
+        let offset: Int
+        switch found {
+        case .some(nil): return
+        case .some(let position?): offset = position
+        case nil:
+            guard let nul = utf8.firstIndex(of: 0) else { return }
+            offset = utf8.distance(from: utf8.startIndex, to: nul)
+        }
         throw LibPQError(
             .encoding,
             "\(what()) contains a NUL character (U+0000) at byte \(offset); libpq would cut the text there")
