@@ -320,10 +320,12 @@ public final class ManagedObjectContext {
 
     private func load(_ snapshot: RowSnapshot, into object: ManagedObject) {
         object.loadAttributes(from: snapshot)
+        if !object.info.uniquePositions.isEmpty { unindexed.append(object) }
+        // An entity without relationships leaves `links` untouched: not even read (a dynamic exclusivity
+        // check per fetched row).
         let entity = object.info.entity
-        if object.links.isEmpty, !entity.relationships.isEmpty {
-            object.links.reserveCapacity(entity.relationships.count)
-        }
+        guard !entity.relationships.isEmpty else { return }
+        if object.links.isEmpty { object.links.reserveCapacity(entity.relationships.count) }
         for relationship in entity.relationships {
             if relationship.isToMany {
                 object.links[relationship.name] = (snapshot.toMany[relationship.name] ?? []).map(Link.key)
@@ -333,7 +335,6 @@ public final class ManagedObjectContext {
                 object.links[relationship.name] = []
             }
         }
-        if !object.info.uniquePositions.isEmpty { unindexed.append(object) }
     }
 
     // MARK: Change tracking

@@ -24,6 +24,7 @@ public func <^> <A, B>(f: (A) throws -> B, a: A) rethrows -> B {
 @inlinable
 public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A where A == A.StructureType {
     if let position = attributePosition(object, key), let attribute = nonNullAttribute(object, at: position) {
+        if let value = exactUnbox(attribute, as: A.self) { return value }
         return try unboxWrapping(object, key, A.self) { try A.unbox(.attribute(attribute)) }
     }
     guard let value = try unboxSource(object, key, A.self) else {
@@ -40,6 +41,7 @@ public func <| <A: Unboxing>(object: ManagedObject, key: String) throws -> A whe
 public func <|? <A: Unboxing>(object: ManagedObject, key: String) throws -> A? where A == A.StructureType {
     if let position = attributePosition(object, key) {
         guard let attribute = nonNullAttribute(object, at: position) else { return nil }
+        if let value = exactUnbox(attribute, as: A.self) { return value }
         return try unboxWrapping(object, key, A.self) { try A.unbox(.attribute(attribute)) }
     }
     guard let value = try unboxSource(object, key, A.self) else { return nil }
@@ -84,6 +86,36 @@ func attributePosition(_ object: ManagedObject, _ key: String) -> Int? {
 func nonNullAttribute(_ object: ManagedObject, at position: Int) -> AttributeValue? {
     guard let value = object.attributes[at: position], !value.isNull else { return nil }
     return value
+}
+
+/// A value of the standard attribute type `A` held in its own case (a `String` field read from a `.string`
+/// value, an `Int` from `.int64`): returned as it is, without a ``ManagedValue``, a witness call and the
+/// error wrapping per field (about 150 instructions of a field's 250). `nil` for anything else, which
+/// `A.unbox` then converts or reports.
+///
+/// Only the library's own conformances take this path (users cannot change how `String` or `Int` unbox), so
+/// it reads what `A.unbox(.attribute(value))` would. Specialized for a concrete `A`, every test but the
+/// value's case folds away.
+@inlinable
+@inline(__always)
+func exactUnbox<A>(_ attribute: AttributeValue, as type: A.Type) -> A? {
+    switch attribute {
+    case .string(let value): return A.self == String.self ? value as? A : nil
+    case .int64(let value):
+        if A.self == Int64.self { return value as? A }
+        if A.self == Int.self { return Int(exactly: value) as? A }
+        return nil
+    case .int16(let value): return A.self == Int16.self ? value as? A : nil
+    case .int32(let value): return A.self == Int32.self ? value as? A : nil
+    case .double(let value): return A.self == Double.self ? value as? A : nil
+    case .float(let value): return A.self == Float.self ? value as? A : nil
+    case .bool(let value): return A.self == Bool.self ? value as? A : nil
+    case .date(let value): return A.self == Date.self ? value as? A : nil
+    case .data(let value): return A.self == Data.self ? value as? A : nil
+    case .decimal(let value): return A.self == Decimal.self ? value as? A : nil
+    case .uuid(let value): return A.self == UUID.self ? value as? A : nil
+    case .null: return nil
+    }
 }
 
 @usableFromInline

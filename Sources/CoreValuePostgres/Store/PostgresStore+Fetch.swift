@@ -178,29 +178,47 @@ extension PostgresStore {
     private func readAll(_ queries: [(Entity, SQL)], _ size: Int, _ runner: StatementRunner) throws
         -> [[RowSnapshot]]
     {
-        var parts: [[RowSnapshot]] = []
-        var part: [RowSnapshot] = []
+        // One value the row closures capture: a captured local function (or several captured variables it
+        // changes) cost two dynamic exclusivity checks per row.
+        var rows = RowParts(size: size)
         for (entity, sql) in queries {
             let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
-            func startPartIfFull() {
-                guard part.count >= size else { return }
-                parts.append(part)
-                part = []
-                part.reserveCapacity(size)
-            }
             // Row by row as they arrive: decoded while the server sends the rest, and never all in one result.
             if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
                 try runner.runCopyRows(sql, copyText: copyText) { row in
-                    startPartIfFull()
-                    try reader.append(&row, to: &part)
+                    rows.startPartIfFull()
+                    try reader.append(&row, to: &rows.part)
                 }
             } else {
                 try runner.runRows(sql) { result in
-                    startPartIfFull()
-                    try reader.append(result, to: &part)
+                    rows.startPartIfFull()
+                    try reader.append(result, to: &rows.part)
                 }
             }
         }
+        return rows.finished()
+    }
+}
+
+/// A read's snapshots in consecutive arrays of at most `size` rows.
+private struct RowParts {
+    let size: Int
+    var parts: [[RowSnapshot]] = []
+    /// The array rows are appended to.
+    var part: [RowSnapshot] = []
+
+    init(size: Int) { self.size = size }
+
+    /// Starts a new array when the current one holds `size` rows.
+    mutating func startPartIfFull() {
+        guard part.count >= size else { return }
+        parts.append(part)
+        part = []
+        part.reserveCapacity(size)
+    }
+
+    /// The arrays: one, maybe empty, when every row fit into the first.
+    consuming func finished() -> [[RowSnapshot]] {
         if !part.isEmpty || parts.isEmpty { parts.append(part) }
         return parts
     }
