@@ -38,8 +38,8 @@ import Testing
         let values: [(String, AttributeValue)] = [
             ("i16", .int16(-7)), ("i32", .int32(70_000)), ("i64", .int64(Int64.min)), ("dbl", .double(2.5)),
             ("flt", .float(1.25)), ("flag", .bool(true)), ("text", .string("green")),
-            ("bytes", .data(Data([0, 1, 255]))), ("when", .date(when)), ("amount", .decimal(Decimal(string: "12.34") ?? 0)),
-            ("uid", .uuid(uid)),
+            ("bytes", .data(Data([0, 1, 255]))), ("when", .date(when)),
+            ("amount", .decimal(Decimal(string: "12.34") ?? 0)), ("uid", .uuid(uid)),
         ]
         for (key, value) in values { try object.setValue(value, forKey: key) }
         return object
