@@ -107,7 +107,7 @@ import Testing
             try Self.products(9_000).saveAll(ManagedObjectContext(store: store))
             let request = FetchRequest(entityName: "Product", sortDescriptors: [CVSortDescriptor(key: "id")])
             let parts = try store.fetchInParts(request)
-            #expect(parts.map(\.count) == [4_096, 4_096, 808])
+            #expect(parts.map(\.count) == Array(repeating: 1_024, count: 8) + [808])
             #expect(parts.joined().map(\.id) == (try store.fetch(request)).map(\.id))
             let before = store.statistics
             let context = ManagedObjectContext(store: store)
@@ -215,6 +215,45 @@ import Testing
             #expect(store.statistics.since(before).retries == 0)
             let stored = try Self.storedCount(store)
             #expect(stored == 6_000)
+        }
+    }
+
+    /// Reads another row through the store while it is unboxed (unusual, but `fromObject` is the user's).
+    struct Nosy: UnboxingStruct {
+        typealias StructureType = Nosy
+        let id: Int32
+        let neighbour: String?
+        /// The store `fromObject` reads through (set by one test, whose cases run one after the other).
+        nonisolated(unsafe) static var store: PostgresStore?
+
+        static func fromObject(_ object: ManagedObject) throws -> Nosy {
+            let id: Int32 = try object <| "id"
+            guard id % 1_000 == 0, let store else { return Nosy(id: id, neighbour: nil) }
+            let next: [Product] = try Product.queryStored(store, predicate: .key("id") == id + 1)
+            return Nosy(id: id, neighbour: next.first?.name)
+        }
+    }
+
+    /// `query` unboxes each part of a large fetch while the store reads the next, in order, with one
+    /// statement; a `fromObject` that reads through the store meanwhile is served, also with a pool of one
+    /// connection (whose parts come once the read is done).
+    @Test(.serialized, arguments: [1, 4])
+    func aLargeQueryUnboxesWhileItReadsAndFromObjectMayReadTheStore(poolSize: Int) throws {
+        try TestDatabase.withExampleStore(poolSize: poolSize) { store, _, _ in
+            try Self.products(4_500).saveAll(ManagedObjectContext(store: store))
+            let context = ManagedObjectContext(store: store)
+            let before = store.statistics
+            let products: [Product] = try Product.query(
+                context, predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+            #expect(store.statistics.since(before).statements == 1)
+            #expect(products.map(\.id) == Array(1...4_500))
+            #expect(context.registeredObjects(entityName: "Product").count == 4_500)
+            Nosy.store = store
+            defer { Nosy.store = nil }
+            let nosy: [Nosy] = try Product.query(
+                ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
+            #expect(nosy.map(\.id) == Array(1...4_500))
+            #expect(nosy.compactMap(\.neighbour) == ["p1001", "p2001", "p3001", "p4001"])
         }
     }
 }

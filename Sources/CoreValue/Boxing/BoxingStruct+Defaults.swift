@@ -55,7 +55,7 @@ extension BoxingStruct {
         let request = FetchRequest(
             entityName: EntityName, predicate: predicate, sortDescriptors: sortDescriptors ?? [],
             fetchLimit: fetchLimit, fetchOffset: fetchOffset)
-        return try context.fetch(request).map { try T.unbox(.object($0)) }
+        return try context.fetchUnboxing(request) { try T.unbox(.object($0)) }
     }
 }
 

@@ -16,21 +16,52 @@ extension ManagedObjectContext {
         return try fetchValidated(request, try index.entity(request.entityName))
     }
 
-    /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
-    private func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
-        guard hasPendingChanges(of: info) else {
-            var parts = try store.fetchInParts(request)
-            if parts.count == 1, let rows = parts.popLast() { return try register(rows, of: info) }
-            // Part by part, each freed once registered (popped from the end of the reversed list).
-            let total = parts.reduce(0) { $0 + $1.count }
-            reserveCapacity(total, of: info, fetched: true)
-            let fresh = registry[info.name]?.isEmpty ?? true
-            var objects: [ManagedObject] = []
-            objects.reserveCapacity(total)
-            parts.reverse()
-            while let rows = parts.popLast() { objects += try register(rows, of: info, fresh: fresh) }
-            return objects
+    /// The structs the objects matching a request unbox to (`query`), in the request's order.
+    ///
+    /// For an entity without relationships and without pending changes, each part of the rows is unboxed as
+    /// soon as it is registered, while the store reads the next part. An object with relationships may load
+    /// them through the store while it is unboxed, so those objects are all fetched first, then unboxed.
+    ///
+    /// - Throws: As ``fetch(_:)-yg54``; what `unbox` throws.
+    func fetchUnboxing<T>(_ request: FetchRequest, _ unbox: (ManagedObject) throws -> T) throws -> [T] {
+        let request = try request.validated(in: model)
+        let info = try index.entity(request.entityName)
+        guard info.entity.relationships.isEmpty, !hasPendingChanges(of: info) else {
+            return try fetchValidated(request, info).map(unbox)
         }
+        return try fetchStored(request, info, unbox)
+    }
+
+    /// The objects of a request's stored rows, each passed through `transform` (``fetch(_:)-yg54``: the object
+    /// itself; `query`: the struct unboxed from it), for an entity without pending changes.
+    ///
+    /// Each part the store hands over is registered, and its objects transformed, while the store reads the
+    /// next: after the last row arrives, only the last part is left to do. A part is freed once registered. A
+    /// read the store starts again voids what was collected (the objects registered stay registered: each
+    /// holds its row as read, and the rows come again).
+    func fetchStored<T>(_ request: FetchRequest, _ info: EntityIndex, _ transform: (ManagedObject) throws -> T)
+        throws -> [T]
+    {
+        // With none of the entity's objects registered before, every row makes a new one.
+        var fresh = registry[info.name]?.isEmpty ?? true
+        var results: [T] = []
+        try store.fetch(request) { part in
+            switch part {
+            case .restart:
+                results.removeAll()
+                fresh = false
+            case .rows(let rows):
+                let objects = try register(rows, of: info, fresh: fresh)
+                results.reserveCapacity(results.count + objects.count)
+                for object in objects { results.append(try transform(object)) }
+            }
+        }
+        return results
+    }
+
+    /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
+    func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
+        guard hasPendingChanges(of: info) else { return try fetchStored(request, info) { $0 } }
         let inserted = pendingInserts.of(info)
         let changed = pendingChanges.of(info).filter(\.hasChanges)
         let deletedCount = pendingDeletes.of(info).count
@@ -87,7 +118,7 @@ extension ManagedObjectContext {
     }
 
     /// Whether the context has unsaved inserts, changes or deletes of the entity.
-    private func hasPendingChanges(of info: EntityIndex) -> Bool {
+    func hasPendingChanges(of info: EntityIndex) -> Bool {
         pendingInserts.of(info).contains { !$0.isDeletedFlag }
             || pendingChanges.of(info).contains(where: \.hasChanges) || !pendingDeletes.of(info).isEmpty
     }

@@ -18,13 +18,19 @@ public protocol Store: AnyObject, Sendable {
     ///   for a request that does not fit the model, before any work is done; store errors otherwise.
     @_spi(StoreImplementation) func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
 
-    /// ``fetch(_:)-(FetchRequest)``'s rows, in its order, in consecutive arrays of a few thousand rows each:
-    /// a context registers one and frees it before the next, so a large fetch never holds one array of every
-    /// row (one block, which the allocator's free space rarely has room for) beside the objects made from it.
-    /// The default returns ``fetch(_:)-(FetchRequest)``'s rows as one array.
+    /// ``fetch(_:)-(FetchRequest)``'s rows, in its order, handed to `body` in consecutive parts of at most a
+    /// few thousand rows, each as soon as it is read: a context registers a part (and a query unboxes it)
+    /// while the store reads the next, and frees it before the next, so a large fetch never holds one array
+    /// of every row beside the objects made from it. The default hands over ``fetch(_:)-(FetchRequest)``'s
+    /// rows as one part.
     ///
-    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
-    @_spi(StoreImplementation) func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]]
+    /// When the store reads the rows again (a retry after the connection was lost), it first calls `body`
+    /// with ``FetchedPart/restart``: the parts handed over before are void, and every row comes again. `body`
+    /// may call the store (a store serves it on another connection); what it throws ends the fetch and is
+    /// thrown as it is.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
+    @_spi(StoreImplementation) func fetch(_ request: FetchRequest, inParts body: (FetchedPart) throws -> Void) throws
 
     /// The stored rows for these IDs (permanent IDs of any entities), in no particular order. IDs that name
     /// no row are left out of the result.
@@ -108,9 +114,26 @@ extension Store {
         nil
     }
 
-    /// The rows of ``Store/fetch(_:)-(FetchRequest)``, as one array.
+    /// The rows of ``Store/fetch(_:)-(FetchRequest)``, as one part.
+    @_spi(StoreImplementation) public func fetch(
+        _ request: FetchRequest, inParts body: (FetchedPart) throws -> Void
+    ) throws {
+        try body(.rows(try fetch(request)))
+    }
+
+    /// The parts of ``Store/fetch(_:inParts:)``, collected: the rows of ``Store/fetch(_:)-(FetchRequest)`` in
+    /// consecutive arrays (one array, maybe empty, when they all fit in one part).
+    ///
+    /// - Throws: As ``Store/fetch(_:)-(FetchRequest)``.
     @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
-        [try fetch(request)]
+        var parts: [[RowSnapshot]] = []
+        try fetch(request) { part in
+            switch part {
+            case .restart: parts.removeAll()
+            case .rows(let rows): parts.append(rows)
+            }
+        }
+        return parts.isEmpty ? [[]] : parts
     }
 
     /// Collects the parts and applies them together.
@@ -180,6 +203,15 @@ extension Store {
         self.toOne = toOne
         self.toMany = toMany
     }
+}
+
+/// What ``Store/fetch(_:inParts:)`` hands over: the next rows, or word that the read starts again.
+@_spi(StoreImplementation) public enum FetchedPart: Sendable {
+    /// The next rows, in the request's order, after those handed over before.
+    case rows([RowSnapshot])
+    /// The store reads the rows again (a retry): the rows handed over so far are void, and every row comes
+    /// again after this.
+    case restart
 }
 
 /// Everything one save writes. IDs of inserted objects are temporary; stores map them to permanent ones.

@@ -20,18 +20,63 @@ extension PostgresStore {
     }
 
     /// The rows of ``fetch(_:)-(FetchRequest)``, read the same way (one statement, row by row as they
-    /// arrive), in arrays of at most ``rowsPerPart`` rows.
+    /// arrive), handed to `body` in parts of at most ``rowsPerPart`` rows, each as soon as its last row was
+    /// read: the caller registers and unboxes a part while the server sends the next. A retry after a lost
+    /// connection calls `body` with `.restart` before the rows come again.
     ///
-    /// - Throws: As ``fetch(_:)-(FetchRequest)``.
-    @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
+    /// With a pool of one connection, the parts are handed over once the read is done and the connection is
+    /// back in the pool, so that `body` can read through the store too.
+    ///
+    /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
+    @_spi(StoreImplementation) public func fetch(
+        _ request: FetchRequest, inParts body: (FetchedPart) throws -> Void
+    ) throws {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let sql = try fetchStatements.rows(for: request)
-        return try read([(entity, sql)], inPartsOf: Self.rowsPerPart)
+        guard configuration.poolSize > 1 else {
+            for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart) where !part.isEmpty {
+                try body(.rows(part))
+            }
+            return
+        }
+        let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+        let size = Self.rowsPerPart
+        var attempts = 0
+        try withReadRunner(needsTransaction: false) { runner in
+            attempts += 1
+            if attempts > 1 { try body(.restart) }
+            var part: [RowSnapshot] = []
+            part.reserveCapacity(size)
+            // One closure per path, each handing over a full part from inside the read.
+            if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
+                try runner.runCopyRows(sql, copyText: copyText) { row in
+                    try reader.append(&row, to: &part)
+                    if part.count >= size { try Self.handOver(&part, size, body) }
+                }
+            } else {
+                try runner.runRows(sql) { result in
+                    try reader.append(result, to: &part)
+                    if part.count >= size { try Self.handOver(&part, size, body) }
+                }
+            }
+            if !part.isEmpty { try body(.rows(part)) }
+        }
     }
 
-    /// The rows in one array of ``fetchInParts(_:)``: a few hundred kilobytes of snapshots.
-    static let rowsPerPart = 4_096
+    /// Hands `part` to `body` and starts a new one.
+    private static func handOver(
+        _ part: inout [RowSnapshot], _ size: Int, _ body: (FetchedPart) throws -> Void
+    ) throws {
+        var full: [RowSnapshot] = []
+        full.reserveCapacity(size)
+        swap(&full, &part)
+        try body(.rows(full))
+    }
+
+    /// The rows of one part of ``fetch(_:inParts:)``: small enough that registering and unboxing the last
+    /// part, after the server sent it, is a small share of a large fetch.
+    static let rowsPerPart = 1_024
 
     /// How many stored rows match a request, with one `SELECT count(*)`.
     ///
