@@ -44,7 +44,16 @@ extension ManagedObjectContext {
     {
         // With none of the entity's objects registered before, every row makes a new one.
         var fresh = registry[info.name]?.isEmpty ?? true
+        // One array, grown by doubling (a large array's old storage is returned when it moves): reserving
+        // each part's exact total copied the array once per part, and joining per-part arrays at the end
+        // held every part beside the whole.
         var results: [T] = []
+        // Room for every row at once when the request says how many can come (a fetch by identifiers): the
+        // tables then grow once, not once per doubling as the parts come.
+        if let expected = Self.expectedRowCount(request) {
+            reserveCapacity(expected, of: info, fetched: true)
+            results.reserveCapacity(expected)
+        }
         try store.fetch(request) { part in
             switch part {
             case .restart:
@@ -52,11 +61,21 @@ extension ManagedObjectContext {
                 fresh = false
             case .rows(let rows):
                 let objects = try register(rows, of: info, fresh: fresh)
-                results.reserveCapacity(results.count + objects.count)
+                results.reserveGrowing(results.count + objects.count)
                 for object in objects { results.append(try transform(object)) }
             }
         }
         return results
+    }
+
+    /// How many rows a request can match at most, where the request says: the values of a top-level `IN`
+    /// (one row each when the key is unique: a fetch by identifiers) and the fetch limit. `nil` otherwise.
+    /// Only a capacity: more rows may come (a key that is not unique), or fewer.
+    static func expectedRowCount(_ request: FetchRequest) -> Int? {
+        var expected: Int?
+        if case .isIn(_, let values)? = request.predicate { expected = values.count }
+        if let limit = request.fetchLimit { expected = min(expected ?? limit, limit) }
+        return expected
     }
 
     /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
