@@ -45,9 +45,9 @@ import Testing
         return object
     }
 
+    /// The seed's unboxing errors, as the read-order tests check them.
     static func isUnboxingError(_ error: any Error, saying text: String) -> Bool {
-        let error = error as NSError
-        return error.domain == CVErrorDomain && error.localizedDescription.contains(text)
+        UnboxingReadOrderTests.isUnboxingError(error, saying: text)
     }
 
     @Test func eachStandardTypeReadsItsOwnCase() throws {
