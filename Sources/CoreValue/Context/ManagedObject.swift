@@ -18,8 +18,8 @@ public final class ManagedObject {
     public var entity: Entity { info.entity }
     /// The object's ID: temporary until its context saves, then permanent.
     ///
-    /// Unchecked for exclusive access, as ``attributes`` is: `queryStored` sets it once per row it reads, and a
-    /// plain store needs no thread-local lookup on an object confined to one thread.
+    /// Unchecked for exclusive access, as the attribute values are: `queryStored` sets it once per row it
+    /// reads, and a plain store needs no thread-local lookup on an object confined to one thread.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object belongs to; `nil` for an ephemeral object, and once the context is gone.
     public var managedObjectContext: ManagedObjectContext? { contextHandle?.context }
