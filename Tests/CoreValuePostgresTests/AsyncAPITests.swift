@@ -87,9 +87,10 @@ import Testing
             #expect(stored == 64 * 5 * 50)
             // With blocking calls on the cooperative pool this heartbeat stalls for nearly the whole run (2.5 s
             // of 2.8 s on this machine, quiet); without, it ticks within milliseconds (23 ms). The bound is
-            // relative, so that a 2-core machine running other tests at once (everything 5-7x slower) passes
-            // and blocking still fails.
-            #expect(largest < min(.seconds(2), elapsed / 5), "largest heartbeat gap \(largest) in \(elapsed)")
+            // relative only, so that a 2-core machine running other tests at once (everything 5-7x slower, and
+            // behind pgbouncer 35 s for the run, with one gap of 2.8 s seen once in CI from a stalled machine)
+            // passes, and blocking, which stalls it for most of the run, still fails.
+            #expect(largest < elapsed / 5, "largest heartbeat gap \(largest) in \(elapsed)")
         }
     }
 
