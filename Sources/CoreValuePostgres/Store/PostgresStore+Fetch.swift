@@ -48,30 +48,15 @@ extension PostgresStore {
             if attempts > 1 { try body(.restart) }
             var part: [RowSnapshot] = []
             part.reserveCapacity(size)
-            // One closure per path, each handing over a full part from inside the read.
-            if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
-                try runner.runCopyRows(sql, copyText: copyText) { row in
-                    try reader.append(&row, to: &part)
-                    if part.count >= size { try Self.handOver(&part, size, body) }
-                }
-            } else {
-                try runner.runRows(sql) { result in
-                    try reader.append(result, to: &part)
-                    if part.count >= size { try Self.handOver(&part, size, body) }
-                }
+            // Each full part is handed over from inside the read.
+            try readRows(sql, reader, runner, into: &part, size: size) { full in
+                var handed: [RowSnapshot] = []
+                handed.reserveCapacity(size)
+                swap(&handed, &full)
+                try body(.rows(handed))
             }
             if !part.isEmpty { try body(.rows(part)) }
         }
-    }
-
-    /// Hands `part` to `body` and starts a new one.
-    private static func handOver(
-        _ part: inout [RowSnapshot], _ size: Int, _ body: (FetchedPart) throws -> Void
-    ) throws {
-        var full: [RowSnapshot] = []
-        full.reserveCapacity(size)
-        swap(&full, &part)
-        try body(.rows(full))
     }
 
     /// The rows of one part of ``fetch(_:inParts:)``: small enough that registering and unboxing the last
@@ -223,49 +208,41 @@ extension PostgresStore {
     private func readAll(_ queries: [(Entity, SQL)], _ size: Int, _ runner: StatementRunner) throws
         -> [[RowSnapshot]]
     {
-        // One value the row closures capture: a captured local function (or several captured variables it
-        // changes) cost two dynamic exclusivity checks per row.
-        var rows = RowParts(size: size)
+        var parts: [[RowSnapshot]] = []
+        var part: [RowSnapshot] = []
         for (entity, sql) in queries {
             let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
-            // Row by row as they arrive: decoded while the server sends the rest, and never all in one result.
-            if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
-                try runner.runCopyRows(sql, copyText: copyText) { row in
-                    rows.startPartIfFull()
-                    try reader.append(&row, to: &rows.part)
-                }
-            } else {
-                try runner.runRows(sql) { result in
-                    rows.startPartIfFull()
-                    try reader.append(result, to: &rows.part)
-                }
+            try readRows(sql, reader, runner, into: &part, size: size) { full in
+                parts.append(full)
+                full = []
+                full.reserveCapacity(size)
             }
         }
-        return rows.finished()
-    }
-}
-
-/// A read's snapshots in consecutive arrays of at most `size` rows.
-private struct RowParts {
-    let size: Int
-    var parts: [[RowSnapshot]] = []
-    /// The array rows are appended to.
-    var part: [RowSnapshot] = []
-
-    init(size: Int) { self.size = size }
-
-    /// Starts a new array when the current one holds `size` rows.
-    mutating func startPartIfFull() {
-        guard part.count >= size else { return }
-        parts.append(part)
-        part = []
-        part.reserveCapacity(size)
-    }
-
-    /// The arrays: one, maybe empty, when every row fit into the first.
-    consuming func finished() -> [[RowSnapshot]] {
         if !part.isEmpty || parts.isEmpty { parts.append(part) }
         return parts
+    }
+
+    /// Reads a row statement's rows into `part`, row by row as they arrive (decoded while the server sends the
+    /// rest, never all in one result), through binary COPY where its binds allow; `full` gets `part` each time
+    /// it holds `size` rows, and leaves it empty.
+    ///
+    /// The row closures capture only `part` and `full`: a captured local function (or captured variables it
+    /// changes) cost two dynamic exclusivity checks per row.
+    private func readRows(
+        _ sql: SQL, _ reader: RowReader, _ runner: StatementRunner, into part: inout [RowSnapshot], size: Int,
+        whenFull full: (inout [RowSnapshot]) throws -> Void
+    ) throws {
+        if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
+            try runner.runCopyRows(sql, copyText: copyText) { row in
+                try reader.append(&row, to: &part)
+                if part.count >= size { try full(&part) }
+            }
+        } else {
+            try runner.runRows(sql) { result in
+                try reader.append(result, to: &part)
+                if part.count >= size { try full(&part) }
+            }
+        }
     }
 }
 
