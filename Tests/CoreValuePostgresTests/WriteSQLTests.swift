@@ -33,6 +33,24 @@ import Testing
         #expect(sql.binds.count == 2)
     }
 
+    @Test func newRowsAreInsertedInIdentifierOrderWithoutOnConflict() {
+        let id = ColumnValues(name: "id", type: .string, values: [.string("x"), .string("y")])
+        let key = Attribute("id", .string, unique: true)
+        let sql = statements.insertNew(into: "Author", key: key, columns: [id, name])
+        #expect(
+            sql.text
+                == #"INSERT INTO "s"."Author" AS t ("id", "name") SELECT u."id", u."name" FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u("id", "name", "_i") ORDER BY u."id" COLLATE "C", u."_i" "#
+                + #"RETURNING t."_pk", t."_version", t."id""#
+        )
+        #expect(sql.binds.count == 2)
+        // Whether a stored row could share an identifier: text in byte order, as the rows are sent.
+        let probe = statements.anyRow(in: "Author", key: key, from: .string("x"))
+        #expect(probe.text == #"SELECT 1 FROM "s"."Author" AS t WHERE t."id" COLLATE "C" >= $1::text LIMIT 1"#)
+        #expect(probe.binds == [.scalar(.string, .string("x"))])
+        let numeric = statements.anyRow(in: "Product", key: Attribute("id", .int32, unique: true), from: .int32(3))
+        #expect(numeric.text == #"SELECT 1 FROM "s"."Product" AS t WHERE t."id" >= $1::integer LIMIT 1"#)
+    }
+
     @Test func rowLocksAreTakenInIdentifierThenKeyOrder() {
         let unique = statements.lock(table: "Author", keys: [3, 1], orderedBy: Attribute("id", .string, unique: true))
         #expect(

@@ -4,8 +4,8 @@ extension ManagedObjectContext {
 
     /// Saves unique structs as a bulk load whose boxing and writing overlap, when it may: boxes them in
     /// parts of about ``streamedPartSize``, in identifier order, and hands each part to the store as soon as
-    /// it is boxed (`Store.apply(streaming:)`), so that the store writes one part while the next is boxed.
-    /// One transaction, as `saveAll` always is: on failure nothing is written, and the caller's
+    /// it is boxed (`Store.apply(upserts:streaming:)`), so that the store writes one part while the next is
+    /// boxed. One transaction, as `saveAll` always is: on failure nothing is written, and the caller's
     /// ``undoingOnFailure(_:)`` forgets the objects.
     ///
     /// It applies when the result is what boxing everything and then saving would give: more structs than one
@@ -65,7 +65,9 @@ extension ManagedObjectContext {
             }
             return part
         }
-        let result = try store.apply(streaming: { send in
+        // The parts come in identifier order: the first identifier in that order is the least.
+        let upserts = StreamedUpserts(entityName: info.name, key: attribute.name, lowest: keys[order[0]])
+        let result = try store.apply(upserts: upserts) { send in
             if boxed {
                 var start = 0
                 for end in partEnds {
@@ -91,7 +93,7 @@ extension ManagedObjectContext {
                 start = end
             }
             boxed = true
-        })
+        }
         // The objects were made in this call and their temporary IDs never left it: no struct or caller can
         // hold one, so none needs to find its object by it later (``savedIDs``, 21 MB for 100,000 objects).
         bulkInsert = nil

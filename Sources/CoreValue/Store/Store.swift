@@ -72,10 +72,16 @@ public protocol Store: AnyObject, Sendable {
     /// calls ``apply(_:)`` once. A store may report inserts by their position in the stream
     /// (``SaveResult/streamedInserts``) rather than by ID.
     ///
+    /// `upserts`, when given, says before the first part what every part holds: upserts of one entity by its
+    /// identifier, handed over in ascending identifier order from `upserts.lowest` on. A store may use it to
+    /// choose how it writes them (`PostgresStore` inserts rows plainly when no stored row can share an
+    /// identifier with them); the result must be the same.
+    ///
     /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise
     ///   as ``apply(_:)``.
-    @_spi(StoreImplementation) func apply(streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void)
-        throws -> SaveResult
+    @_spi(StoreImplementation) func apply(
+        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+    ) throws -> SaveResult
 
     /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
     /// harmless, and returns at once; `work` reports its own result.
@@ -136,9 +142,9 @@ extension Store {
         return parts.isEmpty ? [[]] : parts
     }
 
-    /// Collects the parts and applies them together.
+    /// Collects the parts and applies them together (`upserts` is not needed for that).
     @_spi(StoreImplementation) public func apply(
-        streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
     ) throws -> SaveResult {
         var whole = ChangeSet()
         try produce { part in
@@ -319,13 +325,32 @@ extension Store {
     }
 }
 
+/// What a streamed save tells its store before the first part (see ``Store/apply(upserts:streaming:)``):
+/// every part upserts rows of one entity by its identifier, in ascending identifier order (the server's
+/// order: integers, UUIDs, text in byte order), the first of them `lowest`.
+@_spi(StoreImplementation) public struct StreamedUpserts: Sendable, Hashable {
+    /// The entity whose rows every part upserts.
+    public var entityName: String
+    /// The unique attribute the rows are upserted by.
+    public var key: String
+    /// The least identifier in the stream: no part holds a smaller one.
+    public var lowest: AttributeValue
+
+    /// Describes a stream of upserts.
+    public init(entityName: String, key: String, lowest: AttributeValue) {
+        self.entityName = entityName
+        self.key = key
+        self.lowest = lowest
+    }
+}
+
 /// What a store returns from ``Store/apply(_:)``.
 @_spi(StoreImplementation) public struct SaveResult: Sendable, Hashable {
     /// For every insert: temporary ID → permanent ID (for an upsert that hit an existing row, that row's ID).
     public var permanentIDs: [ManagedObjectID: ManagedObjectID]
     /// For every inserted or updated object (keyed by permanent ID): its new version.
     public var versions: [ManagedObjectID: Int64]
-    /// For ``Store/apply(streaming:)`` only: the stored key and new version of inserts by their position in
+    /// For ``Store/apply(upserts:streaming:)`` only: the stored key and new version of inserts by their position in
     /// the stream (the order the parts handed them over), for a store that reports them this way instead of
     /// in ``permanentIDs`` and ``versions``: two tables keyed by ID cost about 330 bytes per inserted row, and
     /// a random memory access each to fill and to read. An insert whose position is past the end or `nil`

@@ -36,7 +36,15 @@ final class SaveExecution {
         var target: ManagedObjectID
     }
 
-    init(plan: SavePlan, statements: WriteStatements, runner: StatementRunner, recorder: Recorder = Recorder()) {
+    /// Whether the plan's upserts are sent as plain inserts (``WriteStatements/insertNew(into:key:columns:)``):
+    /// for a streamed save whose store found no row that could share an identifier with them.
+    private let insertsNew: Bool
+
+    init(
+        plan: SavePlan, statements: WriteStatements, runner: StatementRunner, recorder: Recorder = Recorder(),
+        insertsNew: Bool = false
+    ) {
+        self.insertsNew = insertsNew
         self.recorder = recorder
         self.plan = plan
         self.statements = statements
@@ -282,7 +290,11 @@ final class SaveExecution {
             if !sharers.isEmpty {
                 for (offset, index) in indices.enumerated() { matched.sharers[offset] = sharers[index] }
             }
-            try emit(statements.upsert(into: entity.name, key: key, columns: columns)) { returned in
+            let sql =
+                insertsNew
+                ? statements.insertNew(into: entity.name, key: key, columns: columns)
+                : statements.upsert(into: entity.name, key: key, columns: columns)
+            try emit(sql) { returned in
                 try Self.upserted(entity, key, returned, matched, sink)
             }
         }
