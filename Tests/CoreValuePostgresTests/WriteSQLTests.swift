@@ -146,6 +146,15 @@ import Testing
             unordered.text
                 == #"INSERT INTO "s"."Shop_products" AS j ("owner", "member") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT ("owner", "member") DO NOTHING"#
         )
+        // Owners inserted by the same transaction: no join row can name them yet.
+        let new = statements.link(joinTable: "Company_employees", pairs: pairs, positions: [0, 1], newOwners: true)
+        #expect(
+            new.text
+                == #"INSERT INTO "s"."Company_employees" AS j ("owner", "member", "position") SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[])"#
+        )
+        #expect(new.binds == ordered.binds)
+        let newUnordered = statements.link(joinTable: "Shop_products", pairs: pairs, positions: nil, newOwners: true)
+        #expect(!newUnordered.text.contains("ON CONFLICT"))
     }
 
     @Test func bindCountDoesNotGrowWithRows() {

@@ -215,21 +215,29 @@ package struct WriteStatements: Sendable {
 
     /// Inserts the new join rows and moves existing ones to their new positions (ordered) or leaves them
     /// (unordered). Each (owner, member) pair appears once.
-    package func link(joinTable: String, pairs: [(owner: Int64, member: Int64)], positions: [Int32]?) -> SQL {
+    ///
+    /// With `newOwners` (every owner's row was inserted by this transaction, so no join row can name it
+    /// yet), a plain `INSERT`: `ON CONFLICT`'s speculative insertion was a fifth of the statement's time for
+    /// 1,000 new links. Should a pair exist after all, the statement fails (23505) rather than move it.
+    package func link(
+        joinTable: String, pairs: [(owner: Int64, member: Int64)], positions: [Int32]?, newOwners: Bool = false
+    ) -> SQL {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)
         let member = SQLIdentifier(SchemaMapping.memberColumn)
         let table = SQLIdentifier(joinTable, schema: schema)
         let owners: SQL = "\(typedBind: .int64Array(pairs.map(\.owner)))"
         let members: SQL = "\(typedBind: .int64Array(pairs.map(\.member)))"
         guard let positions else {
-            return "INSERT INTO \(table) AS j (\(owner), \(member)) SELECT * FROM unnest(\(owners), \(members)) "
-                + "ON CONFLICT (\(owner), \(member)) DO NOTHING"
+            return "INSERT INTO \(table) AS j (\(owner), \(member)) SELECT * FROM unnest(\(owners), \(members))"
+                + (newOwners ? "" : " ON CONFLICT (\(owner), \(member)) DO NOTHING")
         }
         let position = SQLIdentifier(SchemaMapping.positionColumn)
         let bind = SQLBind.array(.int32, positions.map { .int32($0) })
-        return "INSERT INTO \(table) AS j (\(owner), \(member), \(position)) "
-            + "SELECT * FROM unnest(\(owners), \(members), \(typedBind: bind)) "
-            + "ON CONFLICT (\(owner), \(member)) DO UPDATE SET \(position) = EXCLUDED.\(position) "
+        let insert: SQL =
+            "INSERT INTO \(table) AS j (\(owner), \(member), \(position)) "
+            + "SELECT * FROM unnest(\(owners), \(members), \(typedBind: bind))"
+        guard !newOwners else { return insert }
+        return insert + " ON CONFLICT (\(owner), \(member)) DO UPDATE SET \(position) = EXCLUDED.\(position) "
             + "WHERE j.\(position) <> EXCLUDED.\(position)"
     }
 

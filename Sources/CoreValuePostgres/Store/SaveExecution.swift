@@ -151,6 +151,13 @@ final class SaveExecution {
         id.primaryKey ?? result.permanentIDs[id]?.primaryKey
     }
 
+    /// Whether this save inserted the object's row: it had a temporary ID, and its row came back at the
+    /// first version (an upsert that updated a stored row returns the next one, 2 or more).
+    private func isInsertedRow(_ id: ManagedObjectID) -> Bool {
+        guard id.isTemporary, let permanent = result.permanentIDs[id] else { return false }
+        return result.versions[permanent] == 1
+    }
+
     private func requireKey(of id: ManagedObjectID) throws -> Int64 {
         guard let key = key(of: id) else {
             throw CVManagedStructError.invalidObject(message: "\(id) is neither saved nor inserted by this save")
@@ -511,13 +518,26 @@ final class SaveExecution {
         let detach = plan.mapping.model.inverse(of: group.relationship).map { !$0.relationship.isToMany } ?? false
         try emit(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach)) { _ in }
         let ordered = group.relationship.kind == .orderedToMany
-        if !pairs.isEmpty {
-            try emit(statements.link(joinTable: table, pairs: pairs, positions: ordered ? positions : nil)) { _ in }
-        }
-        // Both sides ordered: each has its own table; keep the other one holding the same pairs.
+        // Both sides ordered: each has its own table, and this side's writes keep the other one holding the
+        // same pairs (so this table, too, may get rows from the other side's owners in the same save).
+        var mirrored: (entity: Entity, relationship: Relationship)?
         if ordered, let inverse = plan.mapping.model.inverse(of: group.relationship),
             inverse.relationship.kind == .orderedToMany
         {
+            mirrored = inverse
+        }
+        if !pairs.isEmpty {
+            // Owners this save inserted have no join rows yet (unless the other side's mirror wrote some): their
+            // links go in without ON CONFLICT. The unlink above still runs (it detaches members from other
+            // owners, and it leaves nothing of an owner misjudged new for the plain insert to duplicate
+            // silently: a pair left over fails it).
+            let newOwners = mirrored == nil && group.changes.allSatisfy { isInsertedRow($0.owner) }
+            try emit(
+                statements.link(
+                    joinTable: table, pairs: pairs, positions: ordered ? positions : nil, newOwners: newOwners)
+            ) { _ in }
+        }
+        if let inverse = mirrored {
             let other = SchemaMapping.joinTableName(
                 entity: inverse.entity.name, relationship: inverse.relationship.name)
             for statement in statements.mirror(joinTable: other, owners: owners, pairs: pairs) {
