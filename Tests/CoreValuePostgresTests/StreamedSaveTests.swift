@@ -30,9 +30,9 @@ import Testing
                 return used
             }
             let small = try save(4_500)
-            // One probe for stored identifiers, then 2,000 products per part: three statements, sent in one
-            // pipeline between BEGIN and COMMIT.
-            #expect(small.statements == 4)
+            // One probe for stored identifiers, then the 4,501 products (7 twice) in parts of 500, 2,000,
+            // 2,000 and 1: four statements, sent in one pipeline between BEGIN and COMMIT.
+            #expect(small.statements == 5)
             #expect(small.transactions == 1)
             #expect(small.roundTrips == 4)
             let stored: [Product] = try Product.query(
@@ -44,7 +44,7 @@ import Testing
 
             // Saved again over the stored rows: every one updated, more parts, the same round trips.
             let large = try save(9_000)
-            #expect(large.statements == 6)
+            #expect(large.statements == 7)
             #expect(large.roundTrips == small.roundTrips)
             #expect(try Self.storedCount(store) == 9_000)
             let versions = try store.fetch(
@@ -83,8 +83,8 @@ import Testing
             let table = SQLIdentifier("Product", schema: schema).quoted
             try TestDatabase.execute(url, "ALTER TABLE \(table) ADD CONSTRAINT no_poison CHECK (name <> 'poison')")
             let context = ManagedObjectContext(store: store)
-            // Identifier 300 is written in the first part, 4,000 in the second, 4,400 in the third.
-            for poisoned: Int32 in [300, 4_000, 4_400] {
+            // Identifier 300 is written in the first part (1-500), 2,000 in the second, 4,400 in the third.
+            for poisoned: Int32 in [300, 2_000, 4_400] {
                 let products = Self.products(4_500) { $0 == poisoned ? "poison" : "p\($0)" }
                 #expect {
                     try products.saveAll(context)

@@ -216,8 +216,8 @@ extension Array where Element: BoxingUniqueStruct {
     /// UPDATE` inserts or updates them in the one statement, with the same result.
     ///
     /// A bulk load (more than 2,000 such elements, into a context with no other unsaved change and no object
-    /// of the entity) is streamed: the elements are boxed in parts of 2,000 in identifier order, and the store
-    /// writes each part while the next is boxed (`PostgresStore` pipelines them). It is still one
+    /// of the entity) is streamed: the elements are boxed in parts of 2,000 (the first of 500) in identifier
+    /// order, and the store writes each part while the next is boxed (`PostgresStore` pipelines them). It is still one
     /// transaction with the same result: everything or nothing, the last of equal identifiers winning.
     ///
     /// - Throws: Boxing and save errors.

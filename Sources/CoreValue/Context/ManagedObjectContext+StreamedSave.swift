@@ -1,11 +1,14 @@
 extension ManagedObjectContext {
     /// The structs in one part of a streamed `saveAll` (see ``saveStreamed(_:)``).
     static let streamedPartSize = 2_000
+    /// The structs in the first part: fewer, so that the store starts writing sooner (the server waits for
+    /// the first part, and only for it; later parts are boxed while it writes the one before).
+    static let firstStreamedPartSize = 500
 
     /// Saves unique structs as a bulk load whose boxing and writing overlap, when it may: boxes them in
-    /// parts of about ``streamedPartSize``, in identifier order, and hands each part to the store as soon as
-    /// it is boxed (`Store.apply(upserts:streaming:)`), so that the store writes one part while the next is
-    /// boxed. One transaction, as `saveAll` always is: on failure nothing is written, and the caller's
+    /// parts of about ``streamedPartSize`` (the first of ``firstStreamedPartSize``), in identifier order,
+    /// and hands each part to the store as soon as it is boxed (`Store.apply(upserts:streaming:)`), so that
+    /// the store writes one part while the next is boxed. One transaction, as `saveAll` always is: on failure nothing is written, and the caller's
     /// ``undoingOnFailure(_:)`` forgets the objects.
     ///
     /// It applies when the result is what boxing everything and then saving would give: more structs than one
@@ -79,7 +82,8 @@ extension ManagedObjectContext {
             var start = 0
             while start < order.count {
                 // Equal identifiers stay in one part: they share one object.
-                var end = min(start + Self.streamedPartSize, order.count)
+                let size = partEnds.isEmpty ? Self.firstStreamedPartSize : Self.streamedPartSize
+                var end = min(start + size, order.count)
                 while end < order.count, ValueOrder.compare(keys[order[end - 1]], keys[order[end]]) == 0 { end += 1 }
                 let mark = insertedList.count
                 // Equal identifiers share one part: a part looks up only its own objects.
