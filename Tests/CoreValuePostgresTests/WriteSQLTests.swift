@@ -51,6 +51,25 @@ import Testing
         #expect(numeric.text == #"SELECT 1 FROM "s"."Product" AS t WHERE t."id" >= $1::integer LIMIT 1"#)
     }
 
+    @Test func aStreamOfNewRowsReservesItsKeysAndIsCopied() {
+        let reserve = statements.reserveKeys(table: "Product", count: 4_500)
+        #expect(
+            reserve.text
+                == #"SELECT array_agg(nextval((SELECT pg_get_serial_sequence($1, $2))::regclass)) FROM generate_series(1, $3::bigint)"#
+        )
+        // The table's name as the function parses it (quoted, so a name with capitals or quotes stays one
+        // identifier), bound: never in the SQL text.
+        #expect(
+            reserve.binds == [
+                .scalar(.string, .string(#""s"."Product""#)), .scalar(.string, .string("_pk")),
+                .scalar(.int64, .int64(4_500)),
+            ])
+        let copy = statements.copyNew(
+            into: #"Odd "name""#, attributes: [Attribute("id", .int32, unique: true), Attribute("name", .string)])
+        #expect(copy.text == #"COPY "s"."Odd ""name""" ("_pk", "_version", "id", "name") FROM STDIN (FORMAT binary)"#)
+        #expect(copy.binds.isEmpty)
+    }
+
     @Test func rowLocksAreTakenInIdentifierThenKeyOrder() {
         let unique = statements.lock(table: "Author", keys: [3, 1], orderedBy: Attribute("id", .string, unique: true))
         #expect(

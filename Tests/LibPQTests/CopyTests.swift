@@ -65,4 +65,48 @@ import Testing
             #expect(try connection.query("select 2").decode(Int32.self, row: 0, column: 0) == 2)
         }
     }
+
+    /// One tuple: a field count, then an `int4` and a `text` field (or NULL).
+    static func tuple(_ number: Int32, _ label: String?) -> [UInt8] {
+        var bytes: [UInt8] = [0, 2, 0, 0, 0, 4]
+        withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) }
+        guard let label else { return bytes + [0xFF, 0xFF, 0xFF, 0xFF] }
+        withUnsafeBytes(of: Int32(label.utf8.count).bigEndian) { bytes.append(contentsOf: $0) }
+        return bytes + Array(label.utf8)
+    }
+
+    @Test func tuplesWrittenInPiecesArriveWholeAndAThrowingBodyCopiesNothing() throws {
+        try TestDatabase.withSchema { connection, _ in
+            try connection.execute("create table t (n integer not null, label text)")
+            let sql = "COPY t (n, label) FROM STDIN (FORMAT binary)"
+            // Three writes, the second ending inside a tuple and the third finishing it.
+            let second = Self.tuple(2, "zwei") + Self.tuple(3, nil)
+            let copied = try connection.withCopyInBinary(sql) { writer in
+                try writer.write(Self.tuple(1, "one"))
+                try writer.write(Array(second.prefix(7)))
+                try writer.write(Array(second.dropFirst(7)))
+            }
+            #expect(copied == 3)
+            let rows = try connection.query("select n, label from t order by n")
+            #expect(try (0..<3).map { try rows.decode(String?.self, row: $0, column: 1) } == ["one", "zwei", nil])
+
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try connection.withCopyInBinary(sql) { writer in
+                    try writer.write(Self.tuple(4, "four"))
+                    throw Stop()
+                }
+            }
+            #expect(try connection.query("select count(*) from t").decode(Int64.self, row: 0, column: 0) == 3)
+            // A server error for a tuple (NULL into NOT NULL) arrives when the COPY ends.
+            #expect {
+                try connection.withCopyInBinary(sql) { writer in
+                    try writer.write([0, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+                }
+            } throws: { error in
+                (error as? DatabaseError)?.sqlState == .notNullViolation
+            }
+            #expect(try connection.query("select count(*) from t").decode(Int64.self, row: 0, column: 0) == 3)
+        }
+    }
 }

@@ -335,12 +335,15 @@ extension Store {
     public var key: String
     /// The least identifier in the stream: no part holds a smaller one.
     public var lowest: AttributeValue
+    /// The most rows the parts hold together (fewer when some share an identifier).
+    public var count: Int
 
     /// Describes a stream of upserts.
-    public init(entityName: String, key: String, lowest: AttributeValue) {
+    public init(entityName: String, key: String, lowest: AttributeValue, count: Int) {
         self.entityName = entityName
         self.key = key
         self.lowest = lowest
+        self.count = count
     }
 }
 

@@ -20,43 +20,57 @@ package enum ArrayEncoding {
         buffer.reserveCapacity(20 + values.count * (4 + estimatedSize(of: type)))
         try BinaryArrayHeader.append(
             to: &buffer, elementType: element, count: values.count, hasNull: values.contains(where: \.isNull))
-        for value in values {
-            switch (value, type) {
-            case (.null, _): buffer.appendBig(Int32(-1))
-            case (.int16(let number), .int16): buffer.appendFixed(number)
-            case (.int32(let number), .int32): buffer.appendFixed(number)
-            case (.int64(let number), .int64): buffer.appendFixed(number)
-            case (.float(let number), .float): buffer.appendFixed(number.bitPattern)
-            case (.double(let number), .double): buffer.appendFixed(number.bitPattern)
-            case (.bool(let flag), .bool):
-                buffer.appendBig(Int32(1))
-                buffer.append(flag ? 1 : 0)
-            case (.string(let text), .string):
-                try buffer.appendSized { buffer in
-                    let start = buffer.count
-                    // A native string's bytes in one copy; others (bridged, say) byte by byte.
-                    var text = text
-                    text.withUTF8 { buffer.append(contentsOf: $0) }
-                    if buffer[start...].contains(0) {
-                        throw PostgresStoreError(
-                            .invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
-                    }
-                }
-            case (.data(let bytes), .data):
-                try buffer.appendSized { buffer in bytes.withUnsafeBytes { buffer.append(contentsOf: $0) } }
-            case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
-            case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
-            case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
-            default:
-                throw PostgresStoreError(
-                    .invalidValue, "an array of \(type.rawValue) holds a \(value.type?.rawValue ?? "null")")
-            }
-        }
+        for value in values { try appendElement(value, as: type, to: &buffer) }
         return PostgresValue(type: arrayType, bytes: buffer)
     }
 
+    /// Appends one value as an array element or a binary COPY field: its length (`-1` for NULL), then its
+    /// binary representation as `type`.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidValue`` when the value is not of `type` (or text holds a
+    ///   NUL character); the driver's encoding error for a value it cannot represent.
+    package static func appendElement(_ value: AttributeValue, as type: AttributeType, to buffer: inout [UInt8])
+        throws
+    {
+        switch (value, type) {
+        case (.null, _): buffer.appendBig(Int32(-1))
+        case (.int16(let number), .int16): buffer.appendFixed(number)
+        case (.int32(let number), .int32): buffer.appendFixed(number)
+        case (.int64(let number), .int64): buffer.appendFixed(number)
+        case (.float(let number), .float): buffer.appendFixed(number.bitPattern)
+        case (.double(let number), .double): buffer.appendFixed(number.bitPattern)
+        case (.bool(let flag), .bool):
+            buffer.appendBig(Int32(1))
+            buffer.append(flag ? 1 : 0)
+        case (.string(let text), .string):
+            try buffer.appendSized { buffer in
+                let start = buffer.count
+                // A native string's bytes in one copy; others (bridged, say) byte by byte.
+                var text = text
+                text.withUTF8 { buffer.append(contentsOf: $0) }
+                if buffer[start...].contains(0) {
+                    throw PostgresStoreError(
+                        .invalidValue, "text contains a NUL character, which PostgreSQL text cannot hold")
+                }
+            }
+        case (.data(let bytes), .data):
+            try buffer.appendSized { buffer in bytes.withUnsafeBytes { buffer.append(contentsOf: $0) } }
+        case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
+        case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
+        case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
+        default:
+            throw PostgresStoreError(
+                .invalidValue, "a \(type.rawValue) value was expected, not a \(value.type?.rawValue ?? "null")")
+        }
+    }
+
+    /// Appends a binary COPY tuple's field count.
+    package static func appendFieldCount(_ count: Int16, to buffer: inout [UInt8]) {
+        buffer.appendBig(count)
+    }
+
     /// A guess of one element's encoded size, to reserve the buffer once.
-    private static func estimatedSize(of type: AttributeType) -> Int {
+    package static func estimatedSize(of type: AttributeType) -> Int {
         switch type {
         case .bool: return 1
         case .int16: return 2

@@ -88,6 +88,9 @@ extension PostgresStore {
                                     in: upserts.entityName, key: key, from: upserts.lowest)
                                 insertedNew = try runner.run(probe).rowCount == 0
                             }
+                            if insertedNew, let upserts, try copies(upserts) {
+                                return try copyParts(produce, upserts, runner)
+                            }
                             return try applyParts(produce, insertingNew: insertedNew, runner)
                         }
                     }
@@ -100,6 +103,113 @@ extension PostgresStore {
                 events.send(StoreEvent(kind: .retry, duration: .zero, attempt: 1, error: error))
             }
         }
+    }
+
+    /// Whether a stream of new rows goes through binary COPY (``Configuration/writesThroughCopy``).
+    private func copies(_ upserts: StreamedUpserts) throws -> Bool {
+        guard configuration.writesThroughCopy, configuration.verifySchema, upserts.count > 0 else { return false }
+        let entity = try index.entity(upserts.entityName).entity
+        return mapping.foreignKeyRelationships(of: entity).isEmpty && entity.attributes.count + 2 <= Int(Int16.max)
+    }
+
+    /// The parts of a stream of new rows, in one binary COPY in the transaction `runner` is in: their keys
+    /// reserved first (one statement), then each part's rows encoded and handed to the server as soon as the
+    /// part comes, so that the server copies one part while the caller prepares the next. Each row gets the
+    /// next reserved key and the first version.
+    ///
+    /// - Throws: As ``apply(upserts:streaming:)``; `CVManagedStructError.invalidObject` for a part with
+    ///   anything but inserts of `upserts.entityName`, or with more rows than `upserts.count`.
+    private func copyParts(
+        _ produce: (_ send: (ChangeSet) throws -> Void) throws -> Void, _ upserts: StreamedUpserts,
+        _ runner: StatementRunner
+    ) throws -> SaveResult {
+        let statements = writeStatements
+        let channel = notificationChannel
+        let entity = try index.entity(upserts.entityName).entity
+        let reserved = try runner.run(statements.reserveKeys(table: entity.name, count: upserts.count))
+        // NULLs when the table's key column has no sequence (a table not made by this library's DDL).
+        guard let keys = try? reserved.decode([Int64].self, row: 0, column: 0) else {
+            throw PostgresStoreError(
+                .schemaMismatch,
+                "the \(SchemaMapping.primaryKeyColumn) column of \(entity.name) has no identity sequence to take keys "
+                    + "from; make it GENERATED ALWAYS AS IDENTITY, or set writesThroughCopy = false")
+        }
+        guard keys.count == upserts.count else {
+            throw PostgresStoreError(
+                .unexpectedResult, "reserved \(keys.count) keys of \(upserts.count) for \(entity.name)")
+        }
+        var result = SaveResult()
+        var notified = ChangeSet()
+        // Rows encoded so far: the next reserved key's index, and the next stream position.
+        var written = 0
+        let fieldCount = Int16(entity.attributes.count + 2)
+        var buffer: [UInt8] = []
+        let copySQL = statements.copyNew(into: entity.name, attributes: entity.attributes)
+        let copied = try runner.copyIn(copySQL) { writer in
+            // A lost connection must not stop `produce` half way (see `applyParts`): the parts are still
+            // taken, and the error is thrown once it returns.
+            var lost: (any Error)?
+            try produce { changes in
+                guard !changes.isEmpty else { return }
+                try changes.validate(against: index)
+                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
+                    throw CVManagedStructError.invalidObject(
+                        message:
+                            "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
+                }
+                if channel != nil { notified.inserts += changes.inserts }
+                // One group in the order handed over: recorded by stream position, as `sendInserts` does.
+                let positional = plan.inserts.count == 1 && plan.insertCount == changes.inserts.count
+                result.streamedInserts.append(contentsOf: repeatElement(nil, count: plan.insertCount))
+                buffer.removeAll(keepingCapacity: true)
+                for group in plan.inserts {
+                    guard group.entity.name == entity.name, group.upsertKey.map({ $0.name == upserts.key }) ?? true
+                    else {
+                        throw CVManagedStructError.invalidObject(
+                            message: "a streamed save announced upserts of \(entity.name) by '\(upserts.key)'; a part "
+                                + "inserts \(group.entity.name) rows by '\(group.upsertKey?.name ?? "none")'")
+                    }
+                    for row in group.rows {
+                        guard written < keys.count else {
+                            throw CVManagedStructError.invalidObject(
+                                message: "a streamed save announced at most \(upserts.count) rows; its parts hold more")
+                        }
+                        let key = keys[written]
+                        ArrayEncoding.appendFieldCount(fieldCount, to: &buffer)
+                        try ArrayEncoding.appendElement(.int64(key), as: .int64, to: &buffer)
+                        try ArrayEncoding.appendElement(.int64(1), as: .int64, to: &buffer)
+                        for (position, attribute) in entity.attributes.enumerated() {
+                            let value = row.attributes[at: position] ?? attribute.defaultValue ?? .null
+                            try ArrayEncoding.appendElement(value, as: attribute.type, to: &buffer)
+                        }
+                        if positional {
+                            result.streamedInserts[written] = SaveResult.StoredRow(primaryKey: key, version: 1)
+                        } else {
+                            let permanent = ManagedObjectID.permanent(entity.name, key)
+                            result.permanentIDs[row.id] = permanent
+                            result.versions[permanent] = 1
+                        }
+                        written += 1
+                    }
+                }
+                guard lost == nil else { return }
+                do {
+                    try writer.write(buffer)
+                } catch {
+                    guard Self.retryReason(error) != nil else { throw error }
+                    lost = error
+                }
+            }
+            if let lost { throw lost }
+        }
+        guard copied == written else {
+            throw PostgresStoreError(.unexpectedResult, "COPY wrote \(copied) \(entity.name) rows of \(written)")
+        }
+        if let channel {
+            try Self.notify(channel, notified, result.tabulated(streamed: notified.inserts), runner)
+        }
+        return result
     }
 
     /// The parts of a streamed save, pipelined in the transaction `runner` is in.

@@ -51,6 +51,22 @@ struct StatementRunner {
         }
     }
 
+    /// Runs a `COPY ... FROM STDIN (FORMAT binary)` (an ``SQL`` without binds) and hands `body` its writer
+    /// (`Connection.withCopyInBinary`); returns the rows copied. Counted and reported as one statement.
+    ///
+    /// - Throws: `CancellationError`; ``PostgresStoreError/Code/invalidValue`` for a statement with binds;
+    ///   the driver's errors; what `body` throws.
+    func copyIn(_ sql: SQL, _ body: (CopyInWriter) throws -> Void) throws -> Int {
+        try cancellation?.checkCancellation()
+        guard sql.binds.isEmpty else {
+            throw PostgresStoreError(.invalidValue, "a COPY statement takes no parameters: \(sql.text)")
+        }
+        return try observed(sql) {
+            let copied = try connection.withCopyInBinary(sql.text, body)
+            return (copied, copied)
+        }
+    }
+
     /// Counts a statement and reports it, with its duration and row count, to the event handler.
     private func observed<T>(_ sql: SQL, _ send: () throws -> (T, rows: Int)) throws -> T {
         counter.record {

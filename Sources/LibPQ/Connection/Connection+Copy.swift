@@ -26,6 +26,26 @@ extension Connection {
     /// ``copyInBinary(_:rows:)`` handing libpq at most `pieceSize` bytes per `PQputCopyData` call (its length
     /// is an `Int32`, and a chunk holding a value close to 2 GiB can exceed that); tests pass small sizes.
     func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>, pieceSize: Int) throws -> Int {
+        try withCopyInBinary(copySQL, pieceSize: pieceSize) { writer in try sendCopyRows(writer, rows) }
+    }
+
+    /// Runs `copySQL` (a `COPY ... FROM STDIN (FORMAT binary)`) and hands `body` a writer for its tuples:
+    /// the binary header goes first and the trailer last, so `body` writes only tuples (each a big-endian
+    /// `Int16` field count, then per field a big-endian `Int32` length and the value's bytes, or `-1` for
+    /// NULL), in as many ``CopyInWriter/write(_:)`` calls as it likes, while the server reads what came
+    /// before. Returns the rows copied.
+    ///
+    /// Use the writer only inside `body`. When `body` throws, the COPY is aborted (the server rolls it back,
+    /// and in a transaction the transaction fails) and the error is thrown.
+    /// - Throws: What `body` throws; ``DatabaseError`` when the server rejects the COPY or a tuple;
+    ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN, `.encoding` when the SQL text
+    ///   contains a NUL character, `.connectionLost`, `.connectionClosed`.
+    @discardableResult
+    public func withCopyInBinary(_ copySQL: String, _ body: (CopyInWriter) throws -> Void) throws -> Int {
+        try withCopyInBinary(copySQL, pieceSize: 1 << 30, body)
+    }
+
+    func withCopyInBinary(_ copySQL: String, pieceSize: Int, _ body: (CopyInWriter) throws -> Void) throws -> Int {
         let handle = try requireHandle()
         try copySQL.checkNoNUL("the COPY statement")
         guard let start = PQexec(handle, copySQL) else { throw clientError(handle, "starting COPY") }
@@ -33,14 +53,17 @@ extension Connection {
             if PQresultStatus(start) == PGRES_COPY_OUT || PQresultStatus(start) == PGRES_COPY_BOTH {
                 PQclear(start)
                 abandonCopy(handle)
-                throw LibPQError(.copyFailed, "copyInBinary needs COPY ... FROM STDIN, got another COPY")
+                throw LibPQError(.copyFailed, "a COPY FROM STDIN was expected, got another COPY")
             }
             _ = try check(start, handle: handle, sql: copySQL)
             throw LibPQError(.copyFailed, "the statement did not start a COPY FROM STDIN: \(copySQL)")
         }
         PQclear(start)
+        let writer = CopyInWriter(connection: self, handle: handle, pieceSize: pieceSize)
         do {
-            try sendCopyRows(handle, rows, pieceSize: pieceSize)
+            try writer.write(Self.copyHeader)
+            try body(writer)
+            try writer.write(Self.copyTrailer)
         } catch {
             // Abort the COPY so the server rolls it back, then leave the connection idle.
             _ = PQputCopyEnd(handle, "aborted by the client: \(error)")
@@ -63,11 +86,12 @@ extension Connection {
         return copied
     }
 
-    /// Writes the header, each row as a tuple, and the trailer in chunks.
-    private func sendCopyRows(
-        _ handle: OpaquePointer, _ rows: some Sequence<[PostgresValue]>, pieceSize: Int
-    ) throws {
-        var buffer = Self.copyHeader
+    /// The binary COPY trailer: a field count of -1.
+    private static let copyTrailer: [UInt8] = [0xFF, 0xFF]
+
+    /// Writes each row as a tuple, in chunks.
+    private func sendCopyRows(_ writer: CopyInWriter, _ rows: some Sequence<[PostgresValue]>) throws {
+        var buffer: [UInt8] = []
         buffer.reserveCapacity(Self.copyChunkSize + 64 * 1024)
         var rowNumber = 0
         for row in rows {
@@ -88,16 +112,15 @@ extension Connection {
             }
             rowNumber += 1
             if buffer.count >= Self.copyChunkSize {
-                try putCopyData(handle, buffer, pieceSize: pieceSize)
+                try writer.write(buffer)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        buffer.appendBigEndian(Int16(-1))
-        try putCopyData(handle, buffer, pieceSize: pieceSize)
+        if !buffer.isEmpty { try writer.write(buffer) }
     }
 
     /// Sends `bytes` in pieces of at most `pieceSize` bytes (and never more than `Int32.max`).
-    private func putCopyData(_ handle: OpaquePointer, _ bytes: [UInt8], pieceSize: Int) throws {
+    fileprivate func putCopyData(_ handle: OpaquePointer, _ bytes: [UInt8], pieceSize: Int) throws {
         let piece = max(1, min(pieceSize, Int(Int32.max)))
         try bytes.withUnsafeBytes { raw in
             var start = 0
@@ -110,5 +133,20 @@ extension Connection {
                 start = end
             } while start < raw.count
         }
+    }
+}
+
+/// Writes the tuples of a binary `COPY ... FROM STDIN` (see ``Connection/withCopyInBinary(_:_:)``).
+public struct CopyInWriter {
+    let connection: Connection
+    let handle: OpaquePointer
+    let pieceSize: Int
+
+    /// Hands `bytes` (whole tuples, or parts of them: the server reads a stream) to libpq, which sends them
+    /// as the socket takes them; waits only while the socket is full.
+    ///
+    /// - Throws: ``LibPQError`` `.connectionLost` and the like when the bytes cannot be sent.
+    public func write(_ bytes: [UInt8]) throws {
+        try connection.putCopyData(handle, bytes, pieceSize: pieceSize)
     }
 }
