@@ -9,26 +9,7 @@ import Testing
 /// inserts (no `ON CONFLICT`), and falls back to upserts when another writer takes an identifier meanwhile.
 @Suite struct PlainBulkInsertTests {
     /// The SQL of every statement a store sent, in order.
-    final class SQLLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var texts: [String] = []
-        func append(_ sql: String) {
-            lock.lock()
-            texts.append(sql)
-            lock.unlock()
-        }
-        var all: [String] {
-            lock.lock()
-            defer { lock.unlock() }
-            return texts
-        }
-        /// The inserts and copies of products sent since `start`.
-        func productWrites(from start: Int) -> [String] {
-            all.dropFirst(start).filter {
-                ($0.hasPrefix("INSERT INTO") || $0.hasPrefix("COPY")) && $0.contains(#""Product""#)
-            }
-        }
-    }
+    typealias SQLLog = LockedList<String>
 
     static func products(_ ids: ClosedRange<Int32>, name: String) -> [Product] {
         ids.map { Product(id: $0, name: "\(name) \($0)", price: Decimal(Int($0))) }
@@ -240,6 +221,15 @@ import Testing
                 (error as? PostgresStoreError)?.code == .schemaMismatch && "\(error)".contains("writesThroughCopy")
             }
             #expect(try store.count(FetchRequest(entityName: "Product")) == 0)
+        }
+    }
+}
+
+extension LockedList<String> {
+    /// The inserts and copies of products sent since `start`.
+    func productWrites(from start: Int) -> [String] {
+        all.dropFirst(start).filter {
+            ($0.hasPrefix("INSERT INTO") || $0.hasPrefix("COPY")) && $0.contains(#""Product""#)
         }
     }
 }

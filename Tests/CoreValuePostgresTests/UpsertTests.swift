@@ -158,18 +158,21 @@ import Testing
     }
 }
 
-/// Collects errors from concurrent workers.
-final class ErrorBox: @unchecked Sendable {
+/// Collects values (errors, statements) from concurrent workers or event handlers.
+final class LockedList<Element>: @unchecked Sendable {
     private let lock = NSLock()
-    private var errors: [any Error] = []
-    func append(_ error: any Error) {
+    private var elements: [Element] = []
+    func append(_ element: Element) {
         lock.lock()
-        errors.append(error)
+        elements.append(element)
         lock.unlock()
     }
-    var all: [any Error] {
+    var all: [Element] {
         lock.lock()
         defer { lock.unlock() }
-        return errors
+        return elements
     }
 }
+
+/// Collects errors from concurrent workers.
+typealias ErrorBox = LockedList<any Error>

@@ -70,7 +70,7 @@ package enum ArrayEncoding {
     }
 
     /// A guess of one element's encoded size, to reserve the buffer once.
-    package static func estimatedSize(of type: AttributeType) -> Int {
+    private static func estimatedSize(of type: AttributeType) -> Int {
         switch type {
         case .bool: return 1
         case .int16: return 2

@@ -67,14 +67,14 @@ package struct WriteStatements: Sendable {
     /// existing rows in the same order, the order ``lock(table:keys:orderedBy:)`` takes for updates, and cannot
     /// deadlock each other; the caller maps returned rows back by their key.
     package func upsert(into table: String, key: Attribute, columns: [ColumnValues]) -> SQL {
-        let target = SQLIdentifier(table, schema: schema)
         var assignments: [SQL] = columns.filter { $0.name != key.name }.map {
             "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
-        return "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
-            + "ON CONFLICT (\(SQLIdentifier(key.name))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
-            + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
+        return keyedInsert(
+            into: table, key: key, columns: columns,
+            onConflict:
+                "ON CONFLICT (\(SQLIdentifier(key.name))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) ")
     }
 
     /// ``upsert(into:key:columns:)`` without `ON CONFLICT`, for rows no stored row shares an identifier with:
@@ -83,8 +83,15 @@ package struct WriteStatements: Sendable {
     /// all (another writer's, committed since) fails the statement with a unique violation (23505), and the
     /// caller writes the rows again with ``upsert(into:key:columns:)``.
     package func insertNew(into table: String, key: Attribute, columns: [ColumnValues]) -> SQL {
+        keyedInsert(into: table, key: key, columns: columns, onConflict: "")
+    }
+
+    /// `INSERT ... SELECT ... ORDER BY key` with `onConflict` (empty, or a clause ending in a space), returning
+    /// each row's key, version and identifier: what ``upsert(into:key:columns:)`` and
+    /// ``insertNew(into:key:columns:)`` send.
+    private func keyedInsert(into table: String, key: Attribute, columns: [ColumnValues], onConflict: SQL) -> SQL {
         "INSERT INTO \(SQLIdentifier(table, schema: schema)) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
-            + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
+            + onConflict + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
     }
 
     /// `COPY table ("_pk", "_version", attributes...) FROM STDIN (FORMAT binary)`: new rows with their keys

@@ -88,10 +88,19 @@ extension PostgresStore {
                                     in: upserts.entityName, key: key, from: upserts.lowest)
                                 insertedNew = try runner.run(probe).rowCount == 0
                             }
-                            if insertedNew, let upserts, try copies(upserts) {
-                                return try copyParts(produce, upserts, runner)
+                            // The parts' own changes, only for the notification (each part's plan holds its
+                            // rows only until they are sent: a retry has `produce` hand the parts over again).
+                            var notified = ChangeSet()
+                            let saved =
+                                if insertedNew, let upserts, try copies(upserts) {
+                                    try copyParts(produce, upserts, runner, notified: &notified)
+                                } else {
+                                    try applyParts(produce, insertingNew: insertedNew, runner, notified: &notified)
+                                }
+                            if let channel = notificationChannel {
+                                try Self.notify(channel, notified, saved.tabulated(streamed: notified.inserts), runner)
                             }
-                            return try applyParts(produce, insertingNew: insertedNew, runner)
+                            return saved
                         }
                     }
                 }
@@ -112,6 +121,37 @@ extension PostgresStore {
         return mapping.foreignKeyRelationships(of: entity).isEmpty && entity.attributes.count + 2 <= Int(Int16.max)
     }
 
+    /// Calls `produce` and hands each part, checked against the model and planned, to `send`; with a
+    /// notification channel, the part's inserts are added to `notified` too.
+    ///
+    /// A lost connection must not stop `produce` half way (its caller's work would be left half done): once
+    /// `send` throws an error that may be retried, the later parts are still checked but not sent, and the
+    /// error is thrown when `produce` returns.
+    private func takeParts(
+        _ produce: (_ send: (ChangeSet) throws -> Void) throws -> Void, notified: inout ChangeSet,
+        _ send: (ChangeSet, SavePlan) throws -> Void
+    ) throws {
+        let notifies = notificationChannel != nil
+        var lost: (any Error)?
+        // `send` runs only inside `produce`'s calls, never after it returns.
+        try withoutActuallyEscaping(send) { send in
+            try produce { changes in
+                guard !changes.isEmpty else { return }
+                try changes.validate(against: index)
+                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                if notifies { notified.inserts += changes.inserts }
+                guard lost == nil else { return }
+                do {
+                    try send(changes, plan)
+                } catch {
+                    guard Self.retryReason(error) != nil else { throw error }
+                    lost = error
+                }
+            }
+        }
+        if let lost { throw lost }
+    }
+
     /// The parts of a stream of new rows, in one binary COPY in the transaction `runner` is in: their keys
     /// reserved first (one statement), then each part's rows encoded and handed to the server as soon as the
     /// part comes, so that the server copies one part while the caller prepares the next. Each row gets the
@@ -121,10 +161,9 @@ extension PostgresStore {
     ///   anything but inserts of `upserts.entityName`, or with more rows than `upserts.count`.
     private func copyParts(
         _ produce: (_ send: (ChangeSet) throws -> Void) throws -> Void, _ upserts: StreamedUpserts,
-        _ runner: StatementRunner
+        _ runner: StatementRunner, notified: inout ChangeSet
     ) throws -> SaveResult {
         let statements = writeStatements
-        let channel = notificationChannel
         let entity = try index.entity(upserts.entityName).entity
         let reserved = try runner.run(statements.reserveKeys(table: entity.name, count: upserts.count))
         // NULLs when the table's key column has no sequence (a table not made by this library's DDL).
@@ -139,26 +178,18 @@ extension PostgresStore {
                 .unexpectedResult, "reserved \(keys.count) keys of \(upserts.count) for \(entity.name)")
         }
         var result = SaveResult()
-        var notified = ChangeSet()
         // Rows encoded so far: the next reserved key's index, and the next stream position.
         var written = 0
         let fieldCount = Int16(entity.attributes.count + 2)
         var buffer: [UInt8] = []
         let copySQL = statements.copyNew(into: entity.name, attributes: entity.attributes)
         let copied = try runner.copyIn(copySQL) { writer in
-            // A lost connection must not stop `produce` half way (see `applyParts`): the parts are still
-            // taken, and the error is thrown once it returns.
-            var lost: (any Error)?
-            try produce { changes in
-                guard !changes.isEmpty else { return }
-                try changes.validate(against: index)
-                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+            try takeParts(produce, notified: &notified) { changes, plan in
                 guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
                     throw CVManagedStructError.invalidObject(
                         message:
                             "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
                 }
-                if channel != nil { notified.inserts += changes.inserts }
                 // One group in the order handed over: recorded by stream position, as `sendInserts` does.
                 let positional = plan.inserts.count == 1 && plan.insertCount == changes.inserts.count
                 result.streamedInserts.append(contentsOf: repeatElement(nil, count: plan.insertCount))
@@ -193,68 +224,36 @@ extension PostgresStore {
                         written += 1
                     }
                 }
-                guard lost == nil else { return }
-                do {
-                    try writer.write(buffer)
-                } catch {
-                    guard Self.retryReason(error) != nil else { throw error }
-                    lost = error
-                }
+                try writer.write(buffer)
             }
-            if let lost { throw lost }
         }
         guard copied == written else {
             throw PostgresStoreError(.unexpectedResult, "COPY wrote \(copied) \(entity.name) rows of \(written)")
-        }
-        if let channel {
-            try Self.notify(channel, notified, result.tabulated(streamed: notified.inserts), runner)
         }
         return result
     }
 
     /// The parts of a streamed save, pipelined in the transaction `runner` is in.
     private func applyParts(
-        _ produce: (_ send: (ChangeSet) throws -> Void) throws -> Void, insertingNew: Bool, _ runner: StatementRunner
+        _ produce: (_ send: (ChangeSet) throws -> Void) throws -> Void, insertingNew: Bool, _ runner: StatementRunner,
+        notified: inout ChangeSet
     ) throws -> SaveResult {
         let statements = writeStatements
-        let channel = notificationChannel
         let recorder = SaveExecution.Recorder()
         // The stream position of the next part's first insert: results are recorded by position.
         var position = 0
-        // The parts' own changes, only for the notification (each part's plan holds its rows only
-        // until they are sent: a retry has `produce` hand the parts over again).
-        var notified = ChangeSet()
         // Each result is handled as it arrives and released: the pipeline never holds them all.
         try runner.pipelined { emit in
-            // A lost connection must not stop `produce` half way (its caller's work would be left
-            // half done): the parts are still taken, and the error is thrown once it returns.
-            var lost: (any Error)?
-            try produce { changes in
-                guard !changes.isEmpty else { return }
-                try changes.validate(against: index)
-                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
-                if channel != nil { notified.inserts += changes.inserts }
-                guard lost == nil else { return }
-                do {
-                    let start = position
-                    position += plan.insertCount
-                    try SaveExecution(
-                        plan: plan, statements: statements, runner: runner, recorder: recorder,
-                        insertsNew: insertingNew
-                    )
-                    .sendInserts(emit, at: start)
-                } catch {
-                    guard Self.retryReason(error) != nil else { throw error }
-                    lost = error
-                }
+            try takeParts(produce, notified: &notified) { _, plan in
+                let start = position
+                position += plan.insertCount
+                try SaveExecution(
+                    plan: plan, statements: statements, runner: runner, recorder: recorder, insertsNew: insertingNew
+                )
+                .sendInserts(emit, at: start)
             }
-            if let lost { throw lost }
         }
-        let saved = recorder.result
-        if let channel {
-            try Self.notify(channel, notified, saved.tabulated(streamed: notified.inserts), runner)
-        }
-        return saved
+        return recorder.result
     }
 
     /// Throws ``PostgresStoreError/Code/readOnlyStore`` for a store opened read-only, before anything is sent.
