@@ -63,5 +63,13 @@ import Testing
     @Test func aValueOfAnotherTypeOrANulIsRefused() {
         #expect(throws: PostgresStoreError.self) { try ArrayEncoding.encode([.int32(1)], as: .int64) }
         #expect(throws: PostgresStoreError.self) { try ArrayEncoding.encode([.string("a\u{0}b")], as: .string) }
+        // Fixed-width arrays are written in place: a bad element after good ones and NULLs still fails whole.
+        #expect(throws: PostgresStoreError.self) {
+            try ArrayEncoding.encode([.int64(1), .null, .string("2")], as: .int64)
+        }
+        #expect(throws: LibPQError.self) {
+            try ArrayEncoding.encode(
+                [.date(Date()), .date(Date(timeIntervalSinceReferenceDate: .infinity))], as: .date)
+        }
     }
 }

@@ -16,12 +16,64 @@ package enum ArrayEncoding {
         guard let arrayType = element.arrayType else {
             throw PostgresStoreError(.invalidValue, "\(type.rawValue) has no array type")
         }
+        let nulls = values.reduce(0) { $0 + ($1.isNull ? 1 : 0) }
         var buffer: [UInt8] = []
+        if let width = fixedWidth(of: type) {
+            try BinaryArrayHeader.append(to: &buffer, elementType: element, count: values.count, hasNull: nulls > 0)
+            return PostgresValue(
+                type: arrayType, bytes: try fixedWidthArray(values, type, width, nulls, header: buffer))
+        }
         buffer.reserveCapacity(20 + values.count * (4 + estimatedSize(of: type)))
-        try BinaryArrayHeader.append(
-            to: &buffer, elementType: element, count: values.count, hasNull: values.contains(where: \.isNull))
+        try BinaryArrayHeader.append(to: &buffer, elementType: element, count: values.count, hasNull: nulls > 0)
         for value in values { try appendElement(value, as: type, to: &buffer) }
         return PostgresValue(type: arrayType, bytes: buffer)
+    }
+
+    /// The encoded size of one non-null element of a fixed-width type; `nil` for types of variable size.
+    private static func fixedWidth(of type: AttributeType) -> Int? {
+        switch type {
+        case .bool: return 1
+        case .int16: return 2
+        case .int32, .float: return 4
+        case .int64, .double, .date: return 8
+        case .uuid, .string, .data, .decimal: return nil
+        }
+    }
+
+    /// An array of a fixed-width type (keys, versions, positions, numbers, dates), sized exactly and written in
+    /// place: every bound array of keys takes this path, so it costs a store per element, not a bounds-checked
+    /// append per byte.
+    private static func fixedWidthArray(
+        _ values: [AttributeValue], _ type: AttributeType, _ width: Int, _ nulls: Int, header: [UInt8]
+    ) throws -> [UInt8] {
+        let size = header.count + values.count * 4 + (values.count - nulls) * width
+        return try [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            header.withUnsafeBytes { bytes.copyMemory(from: $0) }
+            var offset = header.count
+            func store<T: FixedWidthInteger>(_ value: T) {
+                bytes.storeBytes(of: value.bigEndian, toByteOffset: offset, as: T.self)
+                offset += MemoryLayout<T>.size
+            }
+            for value in values {
+                if value.isNull {
+                    store(Int32(-1))
+                    continue
+                }
+                store(Int32(width))
+                switch (value, type) {
+                case (.int16(let number), .int16): store(number)
+                case (.int32(let number), .int32): store(number)
+                case (.int64(let number), .int64): store(number)
+                case (.float(let number), .float): store(number.bitPattern)
+                case (.double(let number), .double): store(number.bitPattern)
+                case (.bool(let flag), .bool): store(UInt8(flag ? 1 : 0))
+                case (.date(let date), .date): store(try date.postgresMicroseconds())
+                default: throw mismatch(value, type)
+                }
+            }
+            initialized = offset
+        }
     }
 
     /// Appends one value as an array element or a binary COPY field: its length (`-1` for NULL), then its
@@ -58,10 +110,13 @@ package enum ArrayEncoding {
         case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
         case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
         case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
-        default:
-            throw PostgresStoreError(
-                .invalidValue, "a \(type.rawValue) value was expected, not a \(value.type?.rawValue ?? "null")")
+        default: throw mismatch(value, type)
         }
+    }
+
+    private static func mismatch(_ value: AttributeValue, _ type: AttributeType) -> PostgresStoreError {
+        PostgresStoreError(
+            .invalidValue, "a \(type.rawValue) value was expected, not a \(value.type?.rawValue ?? "null")")
     }
 
     /// Appends a binary COPY tuple's field count.

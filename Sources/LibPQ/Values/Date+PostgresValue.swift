@@ -11,12 +11,19 @@ extension Date: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     ///
     /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
     public func encode(into buffer: inout [UInt8]) throws {
+        buffer.appendBigEndian(try postgresMicroseconds())
+    }
+
+    /// The value `encode(into:)` writes: microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
+    ///
+    /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
+    public func postgresMicroseconds() throws -> Int64 {
         let micros = (timeIntervalSinceReferenceDate * 1_000_000).rounded()
         // PostgreSQL's timestamp range ends in 294276 AD, far inside this bound.
         guard micros.isFinite, abs(micros) < 9.0e18 else {
             throw LibPQError(.encoding, "the date \(self) cannot be stored as timestamptz")
         }
-        buffer.appendBigEndian(Int64(micros) + Self.postgresEpochOffsetMicroseconds)
+        return Int64(micros) + Self.postgresEpochOffsetMicroseconds
     }
 
     /// Reads a `timestamp with time zone`.
