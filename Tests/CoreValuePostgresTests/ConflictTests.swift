@@ -175,12 +175,19 @@ import Testing
                 })
             #expect(Set(rows.filter { $0.version == 3 }.map(\.id)) == [ids[9], ids[199]])
 
-            // A stale row given as two changes, the second's price an integer: their values are made into one
-            // row, coerced, only once the row is found stale.
             func theirs(_ id: ManagedObjectID) throws {
                 _ = try other.apply(
                     ChangeSet(updates: [ObjectChange(id: id, version: nil, attributes: ["name": .string("theirs")])]))
             }
+            // In any order (here descending keys): each returned version is matched to its own row (the two
+            // written above are at version 3 now, so they are stale against version 1 too).
+            try theirs(ids[150])
+            let reversed = try store.apply(ChangeSet(updates: unchanged().updates.reversed()))
+            #expect(Set(reversed.versions.keys) == [ids[9], ids[150], ids[199]])
+            #expect(try store.fetch(ids: [ids[150]]).first?.attributes["name"] == .string("P151"))
+
+            // A stale row given as two changes, the second's price an integer: their values are made into one
+            // row, coerced, only once the row is found stale.
             try theirs(ids[20])
             _ = try store.apply(
                 ChangeSet(updates: [

@@ -33,19 +33,25 @@ extension ManagedObjectContext {
                 attributes = AttributeValues(layout: object.info.layout)
                 for key in keys { attributes[key] = object.attributes[key] ?? .null }
             }
-            try checkRequired(object, attributes)
+            // A unique struct saved unchanged holds the values it was read or last saved with: nothing to check.
+            let unchanged = object.isIdentifiedByValue && !object.hasChanges
+            if !unchanged { try checkRequired(object, attributes) }
             var toOne: [String: ManagedObjectID?] = [:]
+            // The usual object has no link to save (an entity without relationships, or links unchanged and not
+            // written by a unique struct): no sets of keys are made for it.
+            let linked = !object.originalLinks.isEmpty || !object.identifiedRelationships.isEmpty
             // A unique struct's own foreign keys go with its whole tuple, changed or not.
-            for key in Set(object.originalLinks.keys).union(object.identifiedRelationships)
-            where object.info.relationships[key]?.isToMany == false {
-                toOne[key] = .some(linkedID(object, key))
+            if linked {
+                for key in Set(object.originalLinks.keys).union(object.identifiedRelationships)
+                where object.info.relationships[key]?.isToMany == false {
+                    toOne[key] = .some(linkedID(object, key))
+                }
             }
             // An object whose links changed is version-checked (and its version bumped) even when no column
             // of its own row changes: two contexts changing one owner's member list must not both win.
             if !attributes.isEmpty || !toOne.isEmpty || !object.originalLinks.isEmpty {
                 // A unique struct's write is not version-checked (last writer wins); one that changed nothing is
                 // written only if another writer moved the row on since it was read.
-                let unchanged = object.isIdentifiedByValue && !object.hasChanges
                 changes.updates.append(
                     ObjectChange(
                         id: object.objectID,
@@ -54,6 +60,7 @@ extension ManagedObjectContext {
             }
             // And its owned member lists when it changed (an unchanged one is only rewritten if stale, which
             // a separate statement can't tell; its columns and foreign keys are).
+            guard linked else { continue }
             let forced = object.hasChanges ? object.identifiedRelationships : []
             changes.relationships += memberLists(
                 object, keys: Set(object.originalLinks.keys).union(forced).sorted(), forced: forced)

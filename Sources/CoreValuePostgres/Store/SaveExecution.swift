@@ -422,23 +422,47 @@ final class SaveExecution {
         _ group: SavePlan.UpdateGroup, _ emit: Emit,
         stale: @escaping ([(key: Int64, row: SavePlan.Row)]) -> Void
     ) throws {
-        let sorted = try group.rows.map { (key: try requireKey(of: $0.id), row: $0) }.sorted { $0.key < $1.key }
-        let written = sorted.filter { !$0.row.unlessCurrent }
+        // Rows by position in key order: a save of many unchanged rows (each only checked) copies none of them.
+        let keys = try group.rows.map { try requireKey(of: $0.id) }
+        var order = Array(keys.indices)
+        if !zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) { order.sort { keys[$0] < keys[$1] } }
+        var written: [(key: Int64, row: SavePlan.Row)] = []
+        var checked: [Int] = []
+        for position in order {
+            if group.rows[position].unlessCurrent {
+                checked.append(position)
+            } else {
+                written.append((keys[position], group.rows[position]))
+            }
+        }
         if !written.isEmpty { try write(group, written, emit) }
-        let checked = sorted.filter(\.row.unlessCurrent)
         guard !checked.isEmpty else { return }
         let entity = group.entity.name
-        try emit(statements.versions(table: entity, keys: checked.map(\.key))) { [self] returned in
-            let versions = try Self.versions(returned)
+        let checkedKeys = checked.map { keys[$0] }
+        try emit(statements.versions(table: entity, keys: checkedKeys)) { [self] returned in
+            // The stored versions, by place in `checkedKeys` (ascending: each returned key found by bisection,
+            // where a dictionary hashed every key).
+            var versions = [Int64?](repeating: nil, count: checkedKeys.count)
+            for row in 0..<returned.rowCount {
+                let key = try BindEncoding.int64(returned, row: row, column: 0)
+                guard let place = Self.place(of: key, in: checkedKeys) else {
+                    throw PostgresStoreError(
+                        .unexpectedResult, "a version for \(entity)/\(key), which was not asked for")
+                }
+                versions[place] = try BindEncoding.int64(returned, row: row, column: 1)
+            }
             // A row written unless current must still exist.
-            try checkConflicts(entity, keys: checked.map(\.key), found: Set(versions.keys), action: "update")
-            let moved = try checked.filter { versions[$0.key] != $0.row.version }.map {
-                checked -> (key: Int64, row: SavePlan.Row) in
+            try checkConflicts(
+                entity, keys: checkedKeys,
+                missing: checkedKeys.indices.filter { versions[$0] == nil }.map { checkedKeys[$0] },
+                action: "update")
+            var moved: [(key: Int64, row: SavePlan.Row)] = []
+            for (place, position) in checked.enumerated() where versions[place] != group.rows[position].version {
                 // Written whole whatever its version now: last writer wins.
-                var row = try plan.materialized(checked.row)
+                var row = try plan.materialized(group.rows[position])
                 row.unlessCurrent = false
                 row.version = nil
-                return (checked.key, row)
+                moved.append((keys[position], row))
             }
             if !moved.isEmpty { stale(moved) }
         }
@@ -480,9 +504,20 @@ final class SaveExecution {
         try emit(sql) { [self] returned in
             let versions = try Self.versions(returned)
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
-            try checkConflicts(entity, keys: keys, found: Set(versions.keys), action: "update")
+            try checkConflicts(entity, keys: keys, found: versions, action: "update")
             for (key, version) in versions { result.versions[.permanent(entity, key)] = version }
         }
+    }
+
+    /// The index of `key` in `sorted` (ascending), by bisection; `nil` if it is not there.
+    static func place(of key: Int64, in sorted: [Int64]) -> Int? {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if sorted[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low < sorted.count && sorted[low] == key ? low : nil
     }
 
     /// The `("_pk", "_version")` rows a statement returned, by key.
@@ -557,7 +592,16 @@ final class SaveExecution {
     }
 
     private func checkConflicts(_ entity: String, keys: [Int64], found: Set<Int64>, action: String) throws {
-        let missing = keys.filter { !found.contains($0) }
+        try checkConflicts(entity, keys: keys, missing: keys.filter { !found.contains($0) }, action: action)
+    }
+
+    /// ``checkConflicts(_:keys:found:action:)`` against the versions a statement returned, by key.
+    private func checkConflicts(_ entity: String, keys: [Int64], found: [Int64: Int64], action: String) throws {
+        try checkConflicts(entity, keys: keys, missing: keys.filter { found[$0] == nil }, action: action)
+    }
+
+    /// Fails the save when rows among `keys` were not found (`missing`).
+    private func checkConflicts(_ entity: String, keys: [Int64], missing: [Int64], action: String) throws {
         guard !missing.isEmpty else { return }
         let names = missing.prefix(10).map { "\(entity)/\($0)" }.joined(separator: ", ")
         throw CVManagedStructError.conflict(

@@ -228,7 +228,10 @@ struct SavePlan {
                     unlessCurrent: true, deferred: [change])
                 : try makeRow(change, entity: info, isInsert: false)
             let group: Int
-            if let existing = index[entity.name] {
+            if let last = updates.indices.last, updates[last].entity.name == entity.name {
+                // The usual run of one entity's changes: its group is the last one, found without hashing.
+                group = last
+            } else if let existing = index[entity.name] {
                 group = existing
             } else {
                 group = updates.count
