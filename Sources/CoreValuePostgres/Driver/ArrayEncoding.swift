@@ -23,7 +23,8 @@ package enum ArrayEncoding {
             return PostgresValue(
                 type: arrayType, bytes: try fixedWidthArray(values, type, width, nulls, header: buffer))
         }
-        buffer.reserveCapacity(20 + values.count * (4 + estimatedSize(of: type)))
+        // Variable-size elements (text, bytes, numerics, UUIDs): a guess of 16 bytes each, to reserve once.
+        buffer.reserveCapacity(20 + values.count * (4 + 16))
         try BinaryArrayHeader.append(to: &buffer, elementType: element, count: values.count, hasNull: nulls > 0)
         for value in values { try appendElement(value, as: type, to: &buffer) }
         return PostgresValue(type: arrayType, bytes: buffer)
@@ -124,17 +125,6 @@ package enum ArrayEncoding {
         buffer.appendBig(count)
     }
 
-    /// A guess of one element's encoded size, to reserve the buffer once.
-    private static func estimatedSize(of type: AttributeType) -> Int {
-        switch type {
-        case .bool: return 1
-        case .int16: return 2
-        case .int32, .float: return 4
-        case .int64, .double, .date: return 8
-        case .uuid: return 16
-        case .string, .data, .decimal: return 16
-        }
-    }
 }
 
 extension [UInt8] {

@@ -424,11 +424,9 @@ final class SaveExecution {
     ) throws {
         // Rows by position in key order: a save of many unchanged rows (each only checked) copies none of them.
         let keys = try group.rows.map { try requireKey(of: $0.id) }
-        var order = Array(keys.indices)
-        if !zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) { order.sort { keys[$0] < keys[$1] } }
         var written: [(key: Int64, row: SavePlan.Row)] = []
         var checked: [Int] = []
-        for position in order {
+        for position in keys.indices.sorted(by: { keys[$0] < keys[$1] }) {
             if group.rows[position].unlessCurrent {
                 checked.append(position)
             } else {
@@ -453,8 +451,7 @@ final class SaveExecution {
             }
             // A row written unless current must still exist.
             try checkConflicts(
-                entity, keys: checkedKeys,
-                missing: checkedKeys.indices.filter { versions[$0] == nil }.map { checkedKeys[$0] },
+                entity, keys: checkedKeys, missing: zip(checkedKeys, versions).compactMap { $1 == nil ? $0 : nil },
                 action: "update")
             var moved: [(key: Int64, row: SavePlan.Row)] = []
             for (place, position) in checked.enumerated() where versions[place] != group.rows[position].version {
@@ -504,13 +501,13 @@ final class SaveExecution {
         try emit(sql) { [self] returned in
             let versions = try Self.versions(returned)
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
-            try checkConflicts(entity, keys: keys, found: versions, action: "update")
+            try checkConflicts(entity, keys: keys, missing: keys.filter { versions[$0] == nil }, action: "update")
             for (key, version) in versions { result.versions[.permanent(entity, key)] = version }
         }
     }
 
     /// The index of `key` in `sorted` (ascending), by bisection; `nil` if it is not there.
-    static func place(of key: Int64, in sorted: [Int64]) -> Int? {
+    private static func place(of key: Int64, in sorted: [Int64]) -> Int? {
         var low = 0
         var high = sorted.count
         while low < high {
@@ -587,17 +584,10 @@ final class SaveExecution {
         try emit(sql) { [self] returned in
             var found = Set<Int64>()
             for row in 0..<returned.rowCount { found.insert(try BindEncoding.int64(returned, row: row, column: 0)) }
-            try checkConflicts(group.entity.name, keys: group.keys, found: found, action: "delete")
+            try checkConflicts(
+                group.entity.name, keys: group.keys, missing: group.keys.filter { !found.contains($0) },
+                action: "delete")
         }
-    }
-
-    private func checkConflicts(_ entity: String, keys: [Int64], found: Set<Int64>, action: String) throws {
-        try checkConflicts(entity, keys: keys, missing: keys.filter { !found.contains($0) }, action: action)
-    }
-
-    /// ``checkConflicts(_:keys:found:action:)`` against the versions a statement returned, by key.
-    private func checkConflicts(_ entity: String, keys: [Int64], found: [Int64: Int64], action: String) throws {
-        try checkConflicts(entity, keys: keys, missing: keys.filter { found[$0] == nil }, action: action)
     }
 
     /// Fails the save when rows among `keys` were not found (`missing`).
