@@ -48,7 +48,7 @@ extension ManagedObjectContext {
         // each part's exact total copied the array once per part, and joining per-part arrays at the end
         // held every part beside the whole.
         var results: [T] = []
-        // Room for every row at once when the request says how many can come (a fetch by identifiers): the
+        // Room for every row at once when the request says how many will come (a fetch by identifiers): the
         // tables then grow once, not once per doubling as the parts come.
         if let expected = Self.expectedRowCount(request) {
             reserveCapacity(expected, of: info, fetched: true)
@@ -68,15 +68,19 @@ extension ManagedObjectContext {
         return results
     }
 
-    /// How many rows a request can match at most, where the request says: the values of a top-level `IN`
-    /// (one row each when the key is unique: a fetch by identifiers) and the fetch limit. `nil` otherwise.
-    /// Only a capacity: more rows may come (a key that is not unique), or fewer.
+    /// How many rows to make room for before any arrives, where the request says how many will come: the
+    /// values of a top-level `IN` (one row each when the key is unique: a fetch by identifiers), at most the
+    /// fetch limit; a fetch limit alone gives a first guess of at most ``guessedRowCount`` (a limit is a
+    /// bound, often a page size taken from a request, not a promise: `Int.max` must not reserve anything).
+    /// `nil` otherwise. Only a capacity: more rows may come (a key that is not unique), or fewer.
     static func expectedRowCount(_ request: FetchRequest) -> Int? {
-        var expected: Int?
-        if case .isIn(_, let values)? = request.predicate { expected = values.count }
-        if let limit = request.fetchLimit { expected = min(expected ?? limit, limit) }
-        return expected
+        let limit = request.fetchLimit.map { max(0, $0) }
+        if case .isIn(_, let values)? = request.predicate { return min(values.count, limit ?? .max) }
+        return limit.map { min($0, guessedRowCount) }
     }
+
+    /// The most rows a fetch limit alone makes room for before they arrive: one part of a store's rows.
+    static let guessedRowCount = 1_024
 
     /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
     func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
@@ -85,7 +89,9 @@ extension ManagedObjectContext {
         let changed = pendingChanges.of(info).filter(\.hasChanges)
         let deletedCount = pendingDeletes.of(info).count
         var widened = request
-        widened.fetchLimit = request.fetchLimit.map { request.fetchOffset + $0 + changed.count + deletedCount }
+        widened.fetchLimit = request.fetchLimit.map {
+            Int.clampedSum(request.fetchOffset, $0, changed.count, deletedCount)
+        }
         widened.fetchOffset = 0
         // Matches with the position they were found at: stored rows, changed objects, then inserted objects in
         // insertion order (which orders unsaved objects among themselves).

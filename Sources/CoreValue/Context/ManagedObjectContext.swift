@@ -167,12 +167,13 @@ public final class ManagedObjectContext {
     /// join the unique index later, see ``uniqueIndex``), in the unique index.
     func reserveCapacity(_ count: Int, of info: EntityIndex, fetched: Bool = false) {
         guard count > 16, bulkInsert(of: info) == nil else { return }
-        registry[info.name, default: [:]].reserveGrowing((registry[info.name]?.count ?? 0) + count)
+        registry[info.name, default: [:]].reserveGrowing(.clampedSum(registry[info.name]?.count ?? 0, count))
         guard !info.uniqueAttributes.isEmpty else { return }
         if fetched {
-            unindexed.reserveGrowing(unindexed.count + count)
+            unindexed.reserveGrowing(.clampedSum(unindexed.count, count))
         } else {
-            uniqueIndex.reserveGrowing(uniqueIndex.count + count * info.uniqueAttributes.count)
+            let (entries, overflow) = count.multipliedReportingOverflow(by: info.uniqueAttributes.count)
+            uniqueIndex.reserveGrowing(.clampedSum(uniqueIndex.count, overflow ? .max : entries))
         }
     }
 

@@ -164,7 +164,7 @@ extension Store {
         let size = max(1, batchSize)
         var start = 0
         while start < rows.count {
-            let end = min(start + size, rows.count)
+            let end = rows.count - start > size ? start + size : rows.count
             guard try body(Array(rows[start..<end])) else { return }
             start = end
         }

@@ -4,7 +4,7 @@ extension Dictionary {
     /// `reserveCapacity` with each part's exact total rehashed every entry once per part.
     package mutating func reserveGrowing(_ count: Int) {
         guard capacity < count else { return }
-        reserveCapacity(Swift.max(count, capacity * 2))
+        reserveCapacity(Swift.max(count, capacity.doubledClamped))
     }
 }
 
@@ -13,7 +13,7 @@ extension Set {
     /// `Dictionary.reserveGrowing(_:)`).
     package mutating func reserveGrowing(_ count: Int) {
         guard capacity < count else { return }
-        reserveCapacity(Swift.max(count, capacity * 2))
+        reserveCapacity(Swift.max(count, capacity.doubledClamped))
     }
 }
 
@@ -23,6 +23,26 @@ extension Array {
     /// for a little more each time copied the whole array each time.
     package mutating func reserveGrowing(_ count: Int) {
         guard capacity < count else { return }
-        reserveCapacity(Swift.max(count, capacity * 2))
+        reserveCapacity(Swift.max(count, capacity.doubledClamped))
+    }
+}
+
+extension Int {
+    /// The sum of non-negative counts, or `Int.max` where it would overflow: windows and capacities are
+    /// computed from numbers a request carries (`fetchLimit: .max`), which must never trap.
+    package static func clampedSum(_ values: Int...) -> Int {
+        var sum = 0
+        for value in values {
+            let (next, overflow) = sum.addingReportingOverflow(value)
+            if overflow { return value < 0 ? .min : .max }
+            sum = next
+        }
+        return sum
+    }
+
+    /// Twice this capacity, or `Int.max`.
+    fileprivate var doubledClamped: Int {
+        let (doubled, overflow) = multipliedReportingOverflow(by: 2)
+        return overflow ? .max : doubled
     }
 }

@@ -136,7 +136,8 @@ extension PostgresStore {
         let entity = try model.entity(request.entityName)
         let layout = try index.entity(entity.name).layout
         let rows = try fetchStatements.rows(for: request)
-        let size = max(1, batchSize)
+        // FETCH counts are 32-bit: a larger batch is every row, as Int32.max rows are.
+        let size = min(max(1, batchSize), Int(Int32.max))
         let cursor = SQLIdentifier("_corevalue_stream")
         var delivered = false
         // Handed-out batches can't be handed out again: after the first, an error is thrown as it is.

@@ -28,7 +28,7 @@ enum StoreSuite {
     static let all: [SuiteCase] =
         BoxingSuite.cases + PersistenceSuite.cases + FailedSaveSuite.cases + UniqueSuite.cases + QuerySuite.cases
         + ContextSuite.cases + RelationshipSuite.cases + RandomPredicateSuite.cases + StoreContractSuite.cases
-        + IntegritySuite.cases + GraphIDSuite.cases + TypedQuerySuite.cases
+        + IntegritySuite.cases + GraphIDSuite.cases + TypedQuerySuite.cases + WindowSuite.cases
 }
 
 /// A store that counts the calls made to another one: for asserting batching.
