@@ -140,14 +140,31 @@ extension Connection {
     }
 
     /// The error a failed result stands for: a lost connection, a server error, or a client-side failure.
+    ///
+    /// A result without a SQLSTATE is libpq's own. When the server went away while a statement was being
+    /// written, libpq reports "server closed the connection unexpectedly" that way while `PQstatus` may still
+    /// say `CONNECTION_OK` (seen after a server's last message was a notice), so the connection's real state
+    /// decides: one it can no longer use is `.connectionLost`, which callers retry like any lost connection.
     func error(from result: OpaquePointer, handle: OpaquePointer, sql: String?) -> any Error {
+        let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
         if PQstatus(handle) == CONNECTION_BAD {
-            let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
             return LibPQError(.connectionLost, "connection lost: \(message.isEmpty ? errorMessage(handle) : message)")
         }
         if let error = DatabaseError(result: result, sql: sql) { return error }
-        let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
+        if let lost = lostConnection(handle, message.isEmpty ? errorMessage(handle) : message) { return lost }
         return LibPQError(.protocolViolation, message.isEmpty ? errorMessage(handle) : message)
+    }
+
+    /// `.connectionLost` when libpq can no longer use the connection although `PQstatus` still says
+    /// `CONNECTION_OK`: its socket is gone, or reading what waits on it fails or ends the session. Marks the
+    /// connection unusable then (``isBroken``). `nil` for a connection that still works.
+    func lostConnection(_ handle: OpaquePointer, _ message: String) -> LibPQError? {
+        let gone =
+            PQstatus(handle) == CONNECTION_BAD || PQsocket(handle) < 0 || PQconsumeInput(handle) == 0
+            || PQstatus(handle) == CONNECTION_BAD || unusableReason != nil
+        guard gone else { return nil }
+        if unusableReason == nil { unusableReason = "the connection was lost: \(message)" }
+        return LibPQError(.connectionLost, "connection lost: \(message)")
     }
 
     /// Ends a COPY this connection did not ask for and drains its results, leaving the connection idle.

@@ -172,6 +172,7 @@ public final class Connection {
         if PQstatus(handle) == CONNECTION_BAD {
             return LibPQError(.connectionLost, "connection lost during \(what): \(errorMessage(handle))")
         }
+        if let lost = lostConnection(handle, "during \(what): \(errorMessage(handle))") { return lost }
         return LibPQError(.protocolViolation, "\(what) failed: \(errorMessage(handle))")
     }
 }
