@@ -113,11 +113,15 @@ package struct WriteStatements: Sendable {
             + "FROM generate_series(1, \(typedBind: .int64(Int64(count))))"
     }
 
-    /// `SELECT 1 ... WHERE key >= $1 LIMIT 1`: whether a stored row has an identifier of `lowest` or above
-    /// (text in byte order, as the column sorts). One probe of the identifier's index; nothing is locked.
+    /// `SELECT 1 FROM (SELECT max(key) ...) WHERE m >= $1`: a row when a stored row has an identifier of
+    /// `lowest` or above (text in byte order, as the column sorts), none otherwise. Nothing is locked.
+    ///
+    /// Asked as the greatest identifier, which PostgreSQL always reads from the end of the identifier's index
+    /// (one descent). `WHERE key >= $1 LIMIT 1` was planned as a sequential scan whenever the planner expected
+    /// many matches: on a table without fresh statistics, as during a bulk load, it read the whole table.
     package func anyRow(in table: String, key: Attribute, from lowest: AttributeValue) -> SQL {
-        "SELECT 1 FROM \(SQLIdentifier(table, schema: schema)) AS t WHERE \(Self.orderKey("t", key)) >= "
-            + "\(typedBind: .scalar(key.type, lowest)) LIMIT 1"
+        "SELECT 1 FROM (SELECT max(\(Self.orderKey("t", key))) AS m FROM \(SQLIdentifier(table, schema: schema)) AS t) "
+            + "AS s WHERE s.m >= \(typedBind: .scalar(key.type, lowest))"
     }
 
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
