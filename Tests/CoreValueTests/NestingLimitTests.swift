@@ -132,26 +132,3 @@ extension NestingLimitTests {
         #expect(error == .nestingTooDeep(entity: "Node", what: "a graph of related objects", limit: Self.limit))
     }
 }
-
-/// The one definition of case-insensitive matching (`CaseFolding`): vectors checked against PostgreSQL's
-/// `lower(... COLLATE "und-x-icu")` (CaseFoldingServerTests does so on a live server).
-@Suite struct CaseFoldingTests {
-    @Test(arguments: [
-        ("ABC xyz", "abc xyz"),
-        ("İstanbul", "i\u{307}stanbul"),
-        ("ISPARTA ıspanak", "isparta ıspanak"),
-        ("ΟΔΟΣ", "οδος".replacingOccurrences(of: "σ", with: "ς")),
-        ("Σ", "σ"),
-        ("ΑΣ.", "ας."),
-        ("ΣΑΣ ΑΣΑ", "σας ασα"),
-        ("Straße STRASSE ẞ", "straße strasse ß"),
-        ("Ǆ ǅ ǆ", "ǆ ǆ ǆ"),
-        ("ÄÖÜ ÅÆØ", "äöü åæø"),
-        ("ДОБРО", "добро"),
-        ("ΑΣʰ", "ας\u{2B0}"),
-        ("ΑΣ\u{345}", "ας\u{345}"),
-    ])
-    func lowercasesAsICUsRootLocaleDoes(_ input: String, _ expected: String) {
-        #expect(String(String.UnicodeScalarView(CaseFolding.lowercased(input))) == expected)
-    }
-}

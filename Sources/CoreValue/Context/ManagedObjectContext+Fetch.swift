@@ -152,10 +152,13 @@ extension ManagedObjectContext {
     /// reads the related objects through this context (loading them when needed).
     func matches(_ predicate: CVPredicate?, _ object: ManagedObject) throws -> Bool {
         guard let predicate else { return true }
-        return try PredicateEvaluator.matches(predicate, object, Self.objectReader)
+        let folding = CaseFolding(unicodeVersion: store.caseMappingVersion)
+        return try PredicateEvaluator.matches(predicate, object, Self.objectReader(folding))
     }
 
-    private static var objectReader: PredicateEvaluator.Reader<ManagedObject> {
+    /// Reads objects' current values, lower-casing as the store's server does (``Store/caseMappingVersion``):
+    /// a pending object matches a case-insensitive predicate exactly when its row would.
+    private static func objectReader(_ folding: CaseFolding) -> PredicateEvaluator.Reader<ManagedObject> {
         PredicateEvaluator.Reader(
             attribute: { $0.attributes[$1] ?? .null },
             isNull: { object, key in
@@ -175,6 +178,6 @@ extension ManagedObjectContext {
                     related = try object.object(forKey: key).map { [$0] } ?? []
                 }
                 return related.filter { !$0.isDeletedFlag }
-            })
+            }, folding: folding)
     }
 }

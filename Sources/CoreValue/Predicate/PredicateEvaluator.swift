@@ -15,14 +15,17 @@ package enum PredicateEvaluator {
         package var isNull: (Row, String) -> Bool
         /// The rows a relationship reaches (none, one, or the members of a to-many).
         package var related: (Row, String) throws -> [Row]
+        /// How case-insensitive matches lower-case: as the store's server does.
+        package var folding: CaseFolding
 
         package init(
             attribute: @escaping (Row, String) -> AttributeValue, isNull: @escaping (Row, String) -> Bool,
-            related: @escaping (Row, String) throws -> [Row]
+            related: @escaping (Row, String) throws -> [Row], folding: CaseFolding = .default
         ) {
             self.attribute = attribute
             self.isNull = isNull
             self.related = related
+            self.folding = folding
         }
     }
 
@@ -76,7 +79,7 @@ package enum PredicateEvaluator {
             return low >= 0 && high <= 0
         case .stringMatch(let key, let kind, let text, let caseInsensitive):
             guard case .string(let value) = attribute(key) else { return nil }
-            return StringMatcher.matches(value, kind, text, caseInsensitive: caseInsensitive)
+            return StringMatcher.matches(value, kind, text, caseInsensitive: caseInsensitive, folding: reader.folding)
         case .isNull(let key):
             return reader.isNull(row, key)
         case .related(let key, let inner):

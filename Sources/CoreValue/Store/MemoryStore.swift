@@ -25,13 +25,30 @@ public final class MemoryStore: Store, @unchecked Sendable {
     let links: MemoryLinks
     private let lock = NSLock()
     var state = MemoryState()
+    /// How case-insensitive matches lower-case text.
+    let folding: CaseFolding
 
     /// Creates an empty store for a model.
-    public init(model: ManagedObjectModel) {
+    ///
+    /// Case-insensitive matches (`contains(_:caseInsensitive: true)`, `localizedStandardContains`) lower-case
+    /// with Unicode's mapping as of `caseMappingVersion`, as PostgreSQL's `ILIKE` does with an ICU of that
+    /// Unicode version: letters assigned later are left as they are. The default,
+    /// ``defaultCaseMappingVersion`` (15.0), is that of the ICU of the PostgreSQL the tests run against;
+    /// `PostgresStore.caseMappingVersion` tells a server's. A version above Swift's own tables gives Swift's.
+    public init(model: ManagedObjectModel, caseMappingVersion: Unicode.Version = MemoryStore.defaultCaseMappingVersion)
+    {
         self.model = model
         self.index = ModelIndex(model)
         self.links = MemoryLinks(model: model)
+        self.folding = CaseFolding(unicodeVersion: caseMappingVersion)
     }
+
+    /// Unicode 15.0: the case mapping of ICU 72, which PostgreSQL uses on Debian 12 (and ICU 73 and 74 map
+    /// the same letters). Swift's own tables are newer (Unicode 17 in Swift 6.3).
+    public static let defaultCaseMappingVersion: Unicode.Version = CaseFolding.defaultUnicodeVersion
+
+    /// The Unicode version whose lower-case mapping case-insensitive matches use.
+    @_spi(StoreImplementation) public var caseMappingVersion: Unicode.Version { folding.unicodeVersion }
 
     /// The number of stored rows of an entity (0 for an unknown entity).
     public func count(of entityName: String) -> Int {
@@ -62,7 +79,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
                     let destination = try index.entity(relationship.destination)
                     let keys = reader.related(subject.entity, subject.key, subject.row, relationship)
                     return keys.compactMap { key in state.row(destination.name, key).map { (key, $0, destination) } }
-                })
+                }, folding: folding)
             var keys: [Int64] = []
             for (key, row) in state.tables[entity.name] ?? [:] {
                 guard let predicate = request.predicate else {

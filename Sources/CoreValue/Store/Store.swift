@@ -110,9 +110,17 @@ public protocol Store: AnyObject, Sendable {
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``.
     @_spi(StoreImplementation) func count(_ request: FetchRequest) throws -> Int
+
+    /// The Unicode version whose lower-case mapping the store's case-insensitive matches use: a context
+    /// evaluates its pending objects with the same one, so they match exactly when their rows would. The
+    /// default is ``MemoryStore/defaultCaseMappingVersion``.
+    @_spi(StoreImplementation) var caseMappingVersion: Unicode.Version { get }
 }
 
 extension Store {
+    /// ``MemoryStore/defaultCaseMappingVersion``.
+    @_spi(StoreImplementation) public var caseMappingVersion: Unicode.Version { CaseFolding.defaultUnicodeVersion }
+
     /// No faster way: the context fetches the related rows by ID.
     @_spi(StoreImplementation) public func fetch(related relationship: String, of entityName: String, owners: [Int64])
         throws -> [RowSnapshot]?

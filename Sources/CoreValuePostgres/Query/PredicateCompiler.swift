@@ -91,7 +91,8 @@ struct PredicateCompiler {
             guard caseInsensitive else { return "\(column(key)) LIKE \(bind: .text(pattern))" }
             // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only, and the database's
             // default collation folds by its own locale (libc's towlower, say). Name the ICU root collation:
-            // full Unicode lower-casing, the same on every server, and what `CaseFolding` does in memory.
+            // full Unicode lower-casing of the server's ICU's Unicode version (`PostgresStore.caseMappingVersion`),
+            // what `CaseFolding` does in memory with that version.
             return "\(column(key)) COLLATE \"und-x-icu\" ILIKE \(bind: .text(pattern))"
         }
     }

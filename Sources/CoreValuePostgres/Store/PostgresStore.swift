@@ -1,6 +1,7 @@
 @_spi(StoreImplementation) import CoreValue
 import Foundation
 import LibPQ
+import Synchronization
 
 /// A `Store` (from `CoreValue`) that keeps a model's objects in PostgreSQL.
 ///
@@ -40,6 +41,8 @@ public final class PostgresStore: Store {
     let events: EventSink
     /// The threads that run the blocking work of async calls (``runBlocking(_:)``).
     let executor: BlockingExecutor
+    /// The server's case mapping version, once read (see ``caseMappingVersion``).
+    let serverCaseMapping = Mutex<Unicode.Version?>(nil)
 
     /// Opens a store on a database, checking that its tables match the model (unless
     /// ``Configuration/verifySchema`` is off).
@@ -65,6 +68,21 @@ public final class PostgresStore: Store {
             events: events)
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
         if configuration.verifySchema { try verify() }
+    }
+
+    /// The Unicode version whose lower-case mapping the server's case-insensitive matches (`ILIKE` under the
+    /// ICU root collation) apply: that of the ICU PostgreSQL was built with, read when the store is opened
+    /// (or, with ``Configuration/verifySchema`` off, on first use) by having the server lower-case one letter
+    /// of each Unicode version since 11.0 that added lower-case mappings. Versions that added none are not
+    /// told apart (they map the same letters): ICU 72 to 74 (Unicode 15.0 and 15.1) read as 15.1. A context
+    /// matches its unsaved objects with the same mapping, and a `MemoryStore` made with this version matches
+    /// as this server does. ``MemoryStore/defaultCaseMappingVersion`` until the server could be asked.
+    public var caseMappingVersion: Unicode.Version {
+        if let known = serverCaseMapping.withLock({ $0 }) { return known }
+        let read = try? pool.withConnection { ServerCaseMapping.read(on: $0) }
+        guard let version = read ?? nil else { return MemoryStore.defaultCaseMappingVersion }
+        serverCaseMapping.withLock { $0 = version }
+        return version
     }
 
     /// Opens a store on a database given by a URL or `key=value` connection string, with `configuration`'s
@@ -138,6 +156,9 @@ public final class PostgresStore: Store {
     public func verify() throws {
         try pool.withConnection { connection in
             try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
+            if let version = ServerCaseMapping.read(on: connection) {
+                serverCaseMapping.withLock { $0 = version }
+            }
         }
     }
 

@@ -30,6 +30,33 @@ enum QuerySuite {
     }
 
     static let cases: [SuiteCase] = [
+        SuiteCase("a case-insensitive match maps the letters of the store's Unicode version, and only those") {
+            make, api in
+            let store = try make()
+            // U+2C2F (Unicode 14) lower-cases to U+2C5F; U+A7CB (Unicode 16) to U+0264, U+A7CE (17) to U+A7CF.
+            var staff = ["\u{2C2F}ora", "\u{A7CB}ik", "\u{A7CE}z"].map { Fixtures.employee($0) }
+            try await staff.saveAll(ManagedObjectContext(store: store), via: api)
+            let folding = CaseFolding(unicodeVersion: store.caseMappingVersion)
+            for fragment in ["\u{2C5F}", "\u{0264}", "\u{A7CF}"] {
+                let expected = staff.map(\.name).filter {
+                    folding.lowercased($0).contains(folding.lowercased(fragment))
+                }
+                let predicate = CVPredicate.key("name").contains(fragment, caseInsensitive: true)
+                #expect(try await names(store, predicate, via: api) == expected, "\(fragment)")
+                // A pending object is matched in memory with the store's mapping too.
+                let context = ManagedObjectContext(store: store)
+                var pending = Fixtures.employee("\u{A7CB}\u{2C2F}\u{A7CE}")
+                try await pending.toObject(context, via: api)
+                let withPending: [Employee] = try await Employee.query(context, predicate: predicate, via: api)
+                #expect(
+                    withPending.contains { $0.name == pending.name }
+                        == (folding.lowercased(pending.name).contains(folding.lowercased(fragment))))
+            }
+            // Unicode 14 is older than any supported server's ICU; 16 and 17 are newer than the tests' server.
+            #expect(
+                try await names(store, CVPredicate.key("name").contains("\u{2C5F}", caseInsensitive: true), via: api)
+                    == ["\u{2C2F}ora"])
+        },
         SuiteCase("queryStored reads what query reads, as committed, with one fetch and nothing registered") {
             make, api in
             let store = CountingStore(try await staff(make, via: api))
