@@ -71,6 +71,9 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         /// nested structs and objects. `limit` is the deepest nesting accepted
         /// (``CVPredicate/maximumDepth``, ``ManagedObjectContext/maximumGraphDepth``).
         public static let nestingTooDeep = Code(rawValue: "nestingTooDeep")
+        /// A predicate has more terms than ``CVPredicate/maximumTerms``: `found` says how many, `limit` how
+        /// many are accepted. A list of values is one term with `in(_:)`.
+        public static let predicateTooLarge = Code(rawValue: "predicateTooLarge")
         /// A Foundation `Predicate` or `SortDescriptor` the library cannot translate to a store query: an
         /// expression it has no SQL for (arithmetic, a computed property, a comparison of two attributes,
         /// ...). `what` names the expression; it is thrown before anything is sent.
@@ -87,13 +90,14 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
     public var message: String?
     /// For ``Code/typeMismatch``: the type the key needs.
     public var expected: String?
-    /// For ``Code/typeMismatch``: the type that was given.
+    /// For ``Code/typeMismatch``: the type that was given; for ``Code/predicateTooLarge``: how many terms.
     public var found: String?
     /// For ``Code/objectNotFound``: the ID that names no stored object.
     public var objectID: ManagedObjectID?
     /// For ``Code/nestingTooDeep``: what nests too deep ("a predicate", "a graph of nested structs").
     public var what: String?
-    /// For ``Code/nestingTooDeep``: the deepest nesting accepted.
+    /// For ``Code/nestingTooDeep``: the deepest nesting accepted; for ``Code/predicateTooLarge``: the most
+    /// terms accepted.
     public var limit: Int?
 
     /// An error of a kind, with the fields that kind has.
@@ -249,6 +253,14 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         CVManagedStructError(.nestingTooDeep, entity: entity, what: what, limit: limit)
     }
 
+    /// The code of predicateTooLarge(...), for matching: `catch CVManagedStructError.predicateTooLarge`.
+    public static let predicateTooLarge = Code.predicateTooLarge
+
+    /// A predicate on `entity` with `terms` terms, more than `limit` (``CVPredicate/maximumTerms``).
+    public static func predicateTooLarge(entity: String, terms: Int, limit: Int) -> CVManagedStructError {
+        CVManagedStructError(.predicateTooLarge, entity: entity, found: "\(terms) terms", limit: limit)
+    }
+
     /// A Foundation `Predicate` or `SortDescriptor` of `entity` with an expression that has no translation.
     public static func unsupportedPredicate(entity: String, what: String, message: String) -> CVManagedStructError {
         CVManagedStructError(.unsupportedPredicate, entity: entity, message: message, what: what)
@@ -280,6 +292,9 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
                 + "links are no longer loaded; keep the context alive while reading, or fetch the object again"
         case .nestingTooDeep:
             return "\(what ?? "input") of '\(entity)' nests deeper than \(limit ?? 0) levels, the most that is accepted"
+        case .predicateTooLarge:
+            return "a predicate of '\(entity)' has \(found ?? "too many terms"); at most \(limit ?? 0) are accepted "
+                + "(a list of values is one term with in(_:))"
         case .unsupportedPredicate:
             return "predicate on '\(entity)' cannot be translated: \(what ?? "an expression"): \(message)"
         default:

@@ -8,7 +8,7 @@ extension CVPredicate {
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` for a key the entity lacks and
     ///   ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` for an operand that does not fit.
     public func validated(for entity: Entity) throws -> CVPredicate {
-        try checkDepth(entity: entity.name)
+        try checkSize(entity: entity.name)
         return try validatedChecked(for: entity, in: nil)
     }
 
@@ -18,7 +18,7 @@ extension CVPredicate {
     /// - Throws: As ``validated(for:)``; ``CVManagedStructError/unknownKey(entity:key:)`` for a related key
     ///   that names no relationship.
     public func validated(for entity: Entity, in model: ManagedObjectModel) throws -> CVPredicate {
-        try checkDepth(entity: entity.name)
+        try checkSize(entity: entity.name)
         return try validatedChecked(for: entity, in: model)
     }
 
@@ -27,28 +27,48 @@ extension CVPredicate {
     /// input; a flat `and`/`or` of any number of terms counts as one level.
     public static let maximumDepth = 100
 
+    /// The most terms (comparisons, `IN`, `BETWEEN`, string matches, null tests) a predicate may have.
+    ///
+    /// A predicate often comes from a request's input, and the server plans a long `OR` slowly (70,000
+    /// equalities: 35-45 s on a table without statistics) with no statement timeout by default. An `IN` of any
+    /// number of values is one term, bound as one array: `.key("id").in(ids)`, or `ids.contains($0.id)` in a
+    /// `#Predicate`, is the way to ask for many values.
+    public static let maximumTerms = 1_000
+
     /// How deeply the predicate nests (`and`, `or`, `not` and `related` count one level each), measured without
     /// recursion.
-    public var depth: Int {
+    public var depth: Int { shape.depth }
+
+    /// How many terms the predicate has (see ``maximumTerms``), counted without recursion.
+    public var termCount: Int { shape.terms }
+
+    private var shape: (depth: Int, terms: Int) {
         var deepest = 0
+        var terms = 0
         var stack: [(CVPredicate, Int)] = [(self, 0)]
         while let (predicate, level) = stack.popLast() {
             deepest = Swift.max(deepest, level)
             switch predicate {
             case .and(let parts), .or(let parts): for part in parts { stack.append((part, level + 1)) }
             case .not(let inner), .related(_, let inner): stack.append((inner, level + 1))
-            default: continue
+            default: terms += 1
             }
         }
-        return deepest
+        return (deepest, terms)
     }
 
-    /// Refuses a predicate nested deeper than ``maximumDepth`` (before anything recurses into it).
+    /// Refuses a predicate nested deeper than ``maximumDepth`` or with more than ``maximumTerms`` terms
+    /// (before anything recurses into it or sends it).
     ///
-    /// - Throws: ``CVManagedStructError/nestingTooDeep(entity:what:limit:)``.
-    package func checkDepth(entity: String) throws {
+    /// - Throws: ``CVManagedStructError/nestingTooDeep(entity:what:limit:)``,
+    ///   ``CVManagedStructError/predicateTooLarge(entity:terms:limit:)``.
+    package func checkSize(entity: String) throws {
+        let (depth, terms) = shape
         guard depth <= Self.maximumDepth else {
             throw CVManagedStructError.nestingTooDeep(entity: entity, what: "a predicate", limit: Self.maximumDepth)
+        }
+        guard terms <= Self.maximumTerms else {
+            throw CVManagedStructError.predicateTooLarge(entity: entity, terms: terms, limit: Self.maximumTerms)
         }
     }
 

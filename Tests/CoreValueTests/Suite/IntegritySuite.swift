@@ -6,7 +6,9 @@ import Testing
 /// Data integrity: no torn unique rows, no relationship read as empty when it could not be loaded, deep input
 /// refused with a typed error instead of a crash, one definition of case-insensitive matching.
 enum IntegritySuite {
-    static let cases: [SuiteCase] = [tornRows, unchangedUniqueWrite, releasedContext, deepPredicate, caseInsensitive]
+    static let cases: [SuiteCase] = [
+        tornRows, unchangedUniqueWrite, releasedContext, deepPredicate, caseInsensitive, largePredicate,
+    ]
 
     static let tornRows = SuiteCase("a unique struct's save leaves the row equal to that whole struct") { make, api in
         let store = try make()
@@ -120,6 +122,32 @@ enum IntegritySuite {
             (tooDeep as? CVManagedStructError)
                 == .nestingTooDeep(entity: "Employee", what: "a predicate", limit: CVPredicate.maximumDepth))
         #expect(fits == 2)
+    }
+
+    /// A predicate from a request's input must not hold a backend for a minute: a long `OR` is refused
+    /// before anything is sent, a list of any length is one `IN`.
+    static let largePredicate = SuiteCase("a predicate of more terms than the limit is a typed error; in() is one term")
+    { make, api in
+        let store = CountingStore(try make())
+        var staff = (0..<5).map { Fixtures.employee("E\($0)", age: Int16(20 + $0)) }
+        try await staff.saveAll(ManagedObjectContext(store: store), via: api)
+        store.reset()
+        let ages = (0..<70_000).map { Int16(truncatingIfNeeded: $0) }
+        let huge = CVPredicate.or(ages.map { .comparison(key: "age", .equal, .int16($0)) })
+        await #expect(throws: CVManagedStructError.predicateTooLarge(entity: "Employee", terms: 70_000, limit: 1_000)) {
+            let _: [Employee] = try await Employee.query(ManagedObjectContext(store: store), predicate: huge, via: api)
+        }
+        #expect(store.count("fetch") == 0)
+        // At the limit it runs; the same values as one IN list, whatever their number, too.
+        let atLimit = CVPredicate.or(
+            ages.prefix(CVPredicate.maximumTerms).map { .comparison(key: "age", .equal, .int16($0)) })
+        #expect(atLimit.termCount == CVPredicate.maximumTerms)
+        let found: [Employee] = try await Employee.query(
+            ManagedObjectContext(store: store), predicate: atLimit, via: api)
+        #expect(found.count == 5)
+        let listed: [Employee] = try await Employee.query(
+            ManagedObjectContext(store: store), predicate: CVPredicate.key("age").in(ages), via: api)
+        #expect(listed.count == 5)
     }
 
     static let caseInsensitive = SuiteCase("case-insensitive matches of non-ASCII text follow one definition") {
