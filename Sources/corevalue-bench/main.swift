@@ -5,6 +5,7 @@ import Foundation
 // line per operation on stdout (logs go to stderr). Exits 0 only if every check passed.
 // corevalue-bench --worker URL W: one concurrent_upsert worker (started by the benchmark itself).
 // corevalue-bench --box N: boxing and an in-memory save only, for profilers.
+// corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -56,6 +57,26 @@ if arguments.first == "--fetch", arguments.count == 4, let n = Int(arguments[2])
 // op=company_reorder and op=company_fetch (profiling).
 if arguments.first == "--company", arguments.count == 3, let r = Int(arguments[2]), r > 0 {
     runMode { try Workload.companyOnly(url: arguments[1], repeats: r) }
+}
+
+// corevalue-bench --requests URL [N OPS TASKS POOL]: the request path (WORKLOAD.md, "Request path").
+if arguments.first == "--requests", (2...6).contains(arguments.count) {
+    let numbers = arguments.dropFirst(2).compactMap { Int($0) }
+    let defaults = [10_000, 2_000, 64, 8]
+    let values = numbers + defaults.dropFirst(numbers.count)
+    guard numbers.count == arguments.count - 2, values.allSatisfy({ $0 > 0 }), values[1] >= values[2] else {
+        log("usage: corevalue-bench --requests URL [N OPS TASKS POOL]   (positive, OPS >= TASKS)")
+        exit(2)
+    }
+    let requests = Requests(url: arguments[1], n: values[0], ops: values[1], tasks: values[2], poolSize: values[3])
+    do {
+        let failures = try await requests.run()
+        for failure in failures { log("check failed: \(failure)") }
+        exit(failures.isEmpty ? 0 : 1)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
 }
 
 guard arguments.count == 2, let n = Int(arguments[1]), n >= 1000, n % 7919 != 0 else {
