@@ -23,6 +23,8 @@ package final class ConnectionPool: @unchecked Sendable {
     package let checkoutTimeout: Duration
     /// The longest a connection is kept from when it connected (`nil`: until it breaks).
     package let maxLifetime: Duration?
+    /// Each connection's `statementCacheCapacity` (0: statements are sent unnamed).
+    package let statementCacheCapacity: Int
     private let condition = NSCondition()
     private var idle: [Connection] = []
     private var open = 0
@@ -35,8 +37,9 @@ package final class ConnectionPool: @unchecked Sendable {
     ///   is not positive.
     init(
         configuration: ConnectionConfiguration, capacity: Int, checkoutTimeout: Duration = .seconds(30),
-        maxLifetime: Duration? = nil, events: EventSink = EventSink(handler: nil)
+        maxLifetime: Duration? = nil, statementCacheCapacity: Int = 0, events: EventSink = EventSink(handler: nil)
     ) throws {
+        self.statementCacheCapacity = statementCacheCapacity
         self.events = events
         guard capacity >= 1 else {
             throw PostgresStoreError(.invalidConfiguration, "pool size must be at least 1, got \(capacity)")
@@ -160,6 +163,7 @@ package final class ConnectionPool: @unchecked Sendable {
     private func replace() throws -> Connection {
         do {
             let connection = try Connection(configuration)
+            connection.statementCacheCapacity = statementCacheCapacity
             events.send(StoreEvent(kind: .connectionOpened))
             return connection
         } catch {

@@ -52,6 +52,15 @@ extension PostgresStore {
         /// Sent as `SET LOCAL statement_timeout` in each transaction (never session state, so it works behind
         /// pgbouncer), which makes a one-statement fetch a transaction too. `nil`: the server's setting.
         public var statementTimeout: Duration?
+        /// How many statements each pooled connection keeps prepared (by SQL text, least recently used
+        /// dropped first): the server parses and plans the store's statements once per connection instead of
+        /// on every call. A statement is prepared the first time a connection runs it, in the same round trip
+        /// where it goes in a pipeline, one more round trip otherwise. Set 0 for a transaction-mode pooler
+        /// (pgbouncer before 1.21, or one without `max_prepared_statements`), which does not keep a session's
+        /// prepared statements from one transaction to the next; a connection whose server forgets a
+        /// statement it prepared turns its cache off by itself. A statement whose plan a migration made
+        /// stale is prepared again and its transaction run again, never surfaced.
+        public var preparedStatementCacheSize = 256
         /// Whether opening the store compares the database's tables with the model.
         public var verifySchema = true
         /// Whether a fetch whose values are all integers, Booleans or UUIDs (a fetch by identifiers, the
@@ -98,6 +107,11 @@ extension PostgresStore {
                 throw PostgresStoreError(
                     .invalidConfiguration,
                     "the maximum connection lifetime must be positive, got \(maxConnectionLifetime)")
+            }
+            guard preparedStatementCacheSize >= 0 else {
+                throw PostgresStoreError(
+                    .invalidConfiguration,
+                    "the prepared statement cache size must not be negative, got \(preparedStatementCacheSize)")
             }
             if let statementTimeout, statementTimeout <= .zero {
                 throw PostgresStoreError(

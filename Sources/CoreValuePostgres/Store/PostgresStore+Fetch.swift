@@ -16,7 +16,31 @@ extension PostgresStore {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let sql = try fetchStatements.rows(for: request)
-        return try read([(entity, sql)])
+        return try read([(entity, sql)], few: Self.returnsFewRows(request, entity))
+    }
+
+    /// The most rows a read is known to return for it to be sent as a (cached, prepared) `SELECT` rather
+    /// than a COPY: COPY pays off in rows, a prepared statement in calls.
+    static let fewRows = 64
+
+    /// Whether a request returns at most ``fewRows`` rows: a small fetch limit, or a unique attribute equal
+    /// to one value or in a short list (a request's read by identifier), alone or in a top-level `AND`.
+    static func returnsFewRows(_ request: FetchRequest, _ entity: Entity) -> Bool {
+        if let limit = request.fetchLimit, limit <= fewRows { return true }
+        func unique(_ key: String) -> Bool { entity.attributes.contains { $0.name == key && $0.isUnique } }
+        func bounded(_ predicate: CVPredicate) -> Bool {
+            switch predicate {
+            case .comparison(let key, .equal, _): return unique(key)
+            case .isIn(let key, let values): return values.count <= fewRows && unique(key)
+            case .false: return true
+            default: return false
+            }
+        }
+        switch request.predicate {
+        case .and(let terms)?: return terms.contains(where: bounded)
+        case let predicate?: return bounded(predicate)
+        case nil: return false
+        }
     }
 
     /// The rows of ``fetch(_:)-(FetchRequest)``, read the same way (one statement, row by row as they
@@ -35,7 +59,8 @@ extension PostgresStore {
         let entity = try model.entity(request.entityName)
         let sql = try fetchStatements.rows(for: request)
         guard configuration.poolSize > 1 else {
-            for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart) where !part.isEmpty {
+            let few = Self.returnsFewRows(request, entity)
+            for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart, few: few) where !part.isEmpty {
                 try body(.rows(part))
             }
             return
@@ -49,7 +74,8 @@ extension PostgresStore {
             var part: [RowSnapshot] = []
             part.reserveCapacity(size)
             // Each full part is handed over from inside the read.
-            try readRows(sql, reader, runner, into: &part, size: size) { full in
+            try readRows(sql, reader, runner, into: &part, size: size, few: Self.returnsFewRows(request, entity)) {
+                full in
                 var handed: [RowSnapshot] = []
                 handed.reserveCapacity(size)
                 swap(&handed, &full)
@@ -89,7 +115,7 @@ extension PostgresStore {
             let entity = try model.entity(name)
             return (entity, fetchStatements.rows(of: entity, primaryKeys: keys[name] ?? []))
         }
-        return try read(queries)
+        return try read(queries, few: ids.count <= Self.fewRows)
     }
 
     /// The rows a relationship kept in a join table links these owners to, read through the join table in
@@ -117,7 +143,8 @@ extension PostgresStore {
     {
         let entity = try model.entity(entityName)
         guard !values.isEmpty else { return [] }
-        return try read([(entity, try fetchStatements.rows(of: entity, key: key, values: values))])
+        return try read(
+            [(entity, try fetchStatements.rows(of: entity, key: key, values: values))], few: values.count <= Self.fewRows)
     }
 
     /// The rows that match a request, in the request's order, in batches of at most `batchSize`, through a
@@ -173,17 +200,19 @@ extension PostgresStore {
     }
 
     /// Reads rows and their relationships; one transaction when more than one statement is needed.
-    private func read(_ queries: [(Entity, SQL)]) throws -> [RowSnapshot] {
-        try read(queries, inPartsOf: .max).first ?? []
+    ///
+    /// `few`: the statements return few rows (``fewRows``), so they are sent as `SELECT`s, never as COPY.
+    private func read(_ queries: [(Entity, SQL)], few: Bool = false) throws -> [RowSnapshot] {
+        try read(queries, inPartsOf: .max, few: few).first ?? []
     }
 
     /// ``read(_:)``'s rows in consecutive arrays of at most `size` rows (one array, maybe empty, when they
     /// all fit).
-    private func read(_ queries: [(Entity, SQL)], inPartsOf size: Int) throws -> [[RowSnapshot]] {
+    private func read(_ queries: [(Entity, SQL)], inPartsOf size: Int, few: Bool = false) throws -> [[RowSnapshot]] {
         guard !queries.isEmpty else { return [] }
         // A statement reads its rows' links too (as key arrays), so only several statements need one snapshot.
         let needsTransaction = queries.count > 1
-        return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, size, $0) }
+        return try withReadRunner(needsTransaction: needsTransaction) { try readAll(queries, size, few, $0) }
     }
 
     /// Runs a read: inside a stream's batch on this thread, on its connection and snapshot (see
@@ -206,14 +235,14 @@ extension PostgresStore {
         }
     }
 
-    private func readAll(_ queries: [(Entity, SQL)], _ size: Int, _ runner: StatementRunner) throws
+    private func readAll(_ queries: [(Entity, SQL)], _ size: Int, _ few: Bool, _ runner: StatementRunner) throws
         -> [[RowSnapshot]]
     {
         var parts: [[RowSnapshot]] = []
         var part: [RowSnapshot] = []
         for (entity, sql) in queries {
             let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
-            try readRows(sql, reader, runner, into: &part, size: size) { full in
+            try readRows(sql, reader, runner, into: &part, size: size, few: few) { full in
                 parts.append(full)
                 full = []
                 full.reserveCapacity(size)
@@ -224,16 +253,18 @@ extension PostgresStore {
     }
 
     /// Reads a row statement's rows into `part`, row by row as they arrive (decoded while the server sends the
-    /// rest, never all in one result), through binary COPY where its binds allow; `full` gets `part` each time
-    /// it holds `size` rows, and leaves it empty.
+    /// rest, never all in one result), through binary COPY where its binds allow and it returns more than
+    /// `few` rows; `full` gets `part` each time it holds `size` rows, and leaves it empty.
     ///
     /// The row closures capture only `part` and `full`: a captured local function (or captured variables it
     /// changes) cost two dynamic exclusivity checks per row.
     private func readRows(
         _ sql: SQL, _ reader: RowReader, _ runner: StatementRunner, into part: inout [RowSnapshot], size: Int,
-        whenFull full: (inout [RowSnapshot]) throws -> Void
+        few: Bool, whenFull full: (inout [RowSnapshot]) throws -> Void
     ) throws {
-        if configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
+        // COPY takes no parameters, so its text holds the keys and is never the same twice: it pays off for
+        // many rows, while a few rows go as a SELECT whose text a statement cache keeps.
+        if !few, configuration.readsThroughCopy, let copyText = sql.binaryCopyText {
             try runner.runCopyRows(sql, copyText: copyText) { row in
                 try reader.append(&row, to: &part)
                 if part.count >= size { try full(&part) }

@@ -11,7 +11,8 @@ extension PostgresStore {
         case unavailable
     }
 
-    /// Runs `body`, repeating it after a serialization failure (40001) or a deadlock (40P01), at most
+    /// Runs `body`, repeating it after a serialization failure (40001), a deadlock (40P01) or a stale prepared
+    /// statement (`DatabaseError.isStalePreparedStatement`), at most
     /// ``Configuration/maxAttempts`` times in all, and after a server that cannot be reached or a connection
     /// lost before `COMMIT` was sent, for as long as ``Configuration/failoverBudget`` lasts; with bounded
     /// exponential backoff and jitter.
@@ -71,6 +72,9 @@ extension PostgresStore {
     static func retryReason(_ error: any Error) -> RetryReason? {
         if let error = error as? DatabaseError {
             if error.sqlState.isRetryableTransactionError { return .conflict }
+            // A cached statement made stale by a schema change (or a session that forgot it): the driver
+            // dropped it, the transaction did nothing, and run again it is prepared afresh.
+            if error.isStalePreparedStatement { return .conflict }
             // 57P01/57P02/57P03 and class 08 as the FATAL that ends a session: the server is shutting down,
             // crashed or is not ready yet, and the transaction did not commit. A class-08 ERROR on a live
             // session (08P01 for a malformed message, say) is a problem with what was sent: never repeated.

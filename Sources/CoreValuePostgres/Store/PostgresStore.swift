@@ -65,7 +65,7 @@ public final class PostgresStore: Store {
         self.pool = try ConnectionPool(
             configuration: configuration.connection, capacity: configuration.poolSize,
             checkoutTimeout: configuration.checkoutTimeout, maxLifetime: configuration.maxConnectionLifetime,
-            events: events)
+            statementCacheCapacity: configuration.preparedStatementCacheSize, events: events)
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
         if configuration.verifySchema { try verify() }
     }
@@ -179,6 +179,20 @@ public final class PostgresStore: Store {
             statementTimeout: configuration.statementTimeoutMilliseconds)
     }
 
+    /// Runs `body` on a checked-out connection, adding the round trips the driver counted to the statistics.
+    private func counted<T>(_ connection: Connection, _ body: () throws -> T) rethrows -> T {
+        let before = (connection.roundTrips, connection.statementsPrepared)
+        defer {
+            let trips = connection.roundTrips - before.0
+            let prepared = connection.statementsPrepared - before.1
+            counter.record {
+                $0.roundTrips += trips
+                $0.statementsPrepared += prepared
+            }
+        }
+        return try body()
+    }
+
     /// Runs `body` with a connection, counting its statements.
     ///
     /// In the blocking work of an async call (``CancellationToken/current`` is set), a cancelled call throws
@@ -188,7 +202,7 @@ public final class PostgresStore: Store {
     func withRunner<T>(_ body: (StatementRunner) throws -> T) throws -> T {
         guard let token = CancellationToken.current else {
             return try pool.withConnection { connection in
-                try body(runner(on: connection, cancellation: nil))
+                try counted(connection) { try body(runner(on: connection, cancellation: nil)) }
             }
         }
         try token.checkCancellation()
@@ -209,7 +223,7 @@ public final class PostgresStore: Store {
                     thread.name = "CoreValuePostgres cancel"
                     thread.start()
                 }) {
-                    try body(runner(on: connection, cancellation: token))
+                    try counted(connection) { try body(runner(on: connection, cancellation: token)) }
                 }
             }
         } catch let error as DatabaseError where error.sqlState == .queryCanceled && token.isCancelled {

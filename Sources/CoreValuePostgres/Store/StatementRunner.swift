@@ -69,10 +69,7 @@ struct StatementRunner {
 
     /// Counts a statement and reports it, with its duration and row count, to the event handler.
     private func observed<T>(_ sql: SQL, _ send: () throws -> (T, rows: Int)) throws -> T {
-        counter.record {
-            $0.statements += 1
-            $0.roundTrips += 1
-        }
+        counter.record { $0.statements += 1 }
         guard events.isActive else { return try send().0 }
         let started = ContinuousClock.now
         do {
@@ -91,10 +88,7 @@ struct StatementRunner {
     func transaction<T>(isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (StatementRunner) throws -> T)
         throws -> T
     {
-        counter.record {
-            $0.transactions += 1
-            $0.roundTrips += 2
-        }
+        counter.record { $0.transactions += 1 }
         return try connection.withTransaction(isolation: isolation, readOnly: readOnly) { connection in
             let runner = StatementRunner(
                 connection: connection, counter: counter, cancellation: cancellation, events: events,
@@ -136,7 +130,6 @@ extension StatementRunner {
     ///   statement; the driver's errors.
     func pipelined(_ body: (_ emit: @escaping Emit) throws -> Void) throws {
         try cancellation?.checkCancellation()
-        counter.record { $0.roundTrips += 1 }
         var handlers: [(QueryResult) throws -> Void] = []
         do {
             _ = try connection.pipelined(

@@ -54,7 +54,9 @@ extension Connection {
     /// In an implicit transaction the sync would commit what was sent, so a failing statement goes first.
     /// When that or the sync cannot be sent while libpq still reports the connection as fine, the
     /// connection is marked unusable (``isBroken``): its state is unknown, and ``reset()`` recovers it.
-    func abandonPipeline(_ handle: OpaquePointer, _ sent: [PipelineStatement], implicitTransaction: Bool) {
+    func abandonPipeline(_ handle: OpaquePointer, _ sent: [SentStatement], implicitTransaction: Bool) {
+        // A statement prepared in an abandoned pipeline may or may not exist now: never used again.
+        for statement in sent { if let key = statement.preparing { statementCache.remove(key) } }
         guard !sent.isEmpty, PQstatus(handle) == CONNECTION_OK else { return }
         var pending = sent
         if implicitTransaction {
@@ -62,7 +64,7 @@ extension Connection {
                 unusableReason = "a pipeline could not be abandoned: \(errorMessage(handle))"
                 return
             }
-            pending.append(Self.abortStatement)
+            pending.append(SentStatement(sql: Self.abortStatement.sql))
         }
         guard PQpipelineSync(handle) == 1 else {
             unusableReason = "a pipeline could not be synced: \(errorMessage(handle))"
@@ -77,14 +79,25 @@ extension Connection {
     }
 
     /// Flushes and reads until the sync's result, attributing each result to its statement.
+    ///
+    /// The preparations a statement cache sent (``SentStatement/preparing``) answer too; their results are
+    /// dropped, and the indices handed to `each` and thrown count the caller's statements only.
     func collectPipelineResults(
-        _ handle: OpaquePointer, _ statements: [PipelineStatement],
+        _ handle: OpaquePointer, _ statements: [SentStatement],
         each: ((Int, QueryResult) throws -> Void)? = nil
     ) throws -> [QueryResult] {
+        // The caller's statements, and for each sent entry the caller's statement it stands for.
+        var ordinals: [Int] = []
+        ordinals.reserveCapacity(statements.count)
+        var executed = 0
+        for statement in statements {
+            ordinals.append(executed)
+            if statement.preparing == nil { executed += 1 }
+        }
         var results: [QueryResult] = []
         results.reserveCapacity(each == nil ? statements.count : 0)
         var handled = 0
-        var failure: (index: Int, error: any Error)?
+        var failure: (index: Int, sent: Int, error: any Error)?
         var current = 0  // the statement whose result comes next
         var currentAnswered = false
         while true {
@@ -108,35 +121,49 @@ extension Connection {
                     PQclear(result)
                     if let failure {
                         if let error = failure.error as? DatabaseError {
+                            forgetStale(statements, at: failure.sent, error)
                             throw PipelineError(index: failure.index, error: error)
                         }
                         throw failure.error
                     }
-                    guard results.count + handled == statements.count else {
+                    guard results.count + handled == executed else {
                         throw LibPQError(
-                            .pipelineFailed,
-                            "got \(results.count + handled) results for \(statements.count) statements")
+                            .pipelineFailed, "got \(results.count + handled) results for \(executed) statements")
                     }
                     return results
                 }
                 currentAnswered = true
+                if current < statements.count, statements[current].preparing != nil, status == PGRES_COMMAND_OK {
+                    PQclear(result)
+                    continue
+                }
                 switch status {
                 case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
                     let taken = QueryResult(taking: result)
                     if let each {
                         // Handed over and released at once; a failure is thrown once the pipeline is drained.
                         if failure == nil {
-                            do { try each(handled, taken) } catch { failure = (handled, error) }
+                            do { try each(handled, taken) } catch { failure = (handled, current, error) }
                         }
                         handled += 1
                     } else {
                         results.append(taken)
                     }
                 case PGRES_PIPELINE_ABORTED:
+                    // A preparation skipped after a failure never happened.
+                    if current < statements.count, let key = statements[current].preparing {
+                        statementCache.discard(key)
+                    }
                     PQclear(result)
                 default:
+                    if current < statements.count, let key = statements[current].preparing {
+                        statementCache.discard(key)
+                    }
                     let sql = current < statements.count ? statements[current].sql : nil
-                    if failure == nil { failure = (current, error(from: result, handle: handle, sql: sql)) }
+                    if failure == nil {
+                        let ordinal = current < ordinals.count ? ordinals[current] : executed
+                        failure = (ordinal, current, error(from: result, handle: handle, sql: sql))
+                    }
                     PQclear(result)
                 }
             }
@@ -162,22 +189,57 @@ public struct PipelineSender {
         try send(sql, try EncodedParameters(parameters))
     }
 
-    /// Sends one statement whose SQL was checked and whose parameters are encoded.
+    /// Sends one statement whose SQL was checked and whose parameters are encoded: by name when the
+    /// connection keeps a statement cache (preparing it first, in the same pipeline, when it is new).
     func send(_ sql: String, _ encoded: EncodedParameters) throws {
-        let accepted = try encoded.withUnsafePointers { count, types, values, lengths, formats in
-            PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+        guard connection.statementCache.capacity > 0 else {
+            let accepted = try encoded.withUnsafePointers { count, types, values, lengths, formats in
+                PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+            }
+            guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
+            box.statements.append(SentStatement(sql: sql))
+            try connection.flushPipeline(handle)
+            return
+        }
+        let key = StatementCache.Key(sql: sql, types: encoded.types)
+        let name: String
+        if let known = connection.statementCache.name(of: key) {
+            name = known
+        } else {
+            name = connection.statementCache.add(key)
+            let prepared = key.types.withUnsafeBufferPointer {
+                PQsendPrepare(handle, name, sql, encoded.count, $0.baseAddress)
+            }
+            guard prepared == 1 else {
+                connection.statementCache.discard(key)
+                throw connection.pipelineSendError(handle, sql)
+            }
+            connection.statementsPrepared += 1
+            box.statements.append(SentStatement(sql: sql, preparing: key))
+        }
+        let accepted = try encoded.withUnsafePointers { count, _, values, lengths, formats in
+            PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
         }
         guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
-        box.statements.append(PipelineStatement(sql))
+        box.statements.append(SentStatement(sql: sql, cached: key))
         try connection.flushPipeline(handle)
     }
 
     /// How many statements were sent.
-    public var count: Int { box.statements.count }
+    public var count: Int { box.statements.lazy.filter { $0.preparing == nil }.count }
+}
+
+/// What a pipeline sent, in order: a caller's statement, or a cache's preparation of the one after it.
+struct SentStatement {
+    var sql: String
+    /// Set for a preparation (``StatementCache``): its result is not the caller's.
+    var preparing: StatementCache.Key? = nil
+    /// Set for a statement run by its cached name.
+    var cached: StatementCache.Key? = nil
 }
 
 private final class SentStatements {
-    var statements: [PipelineStatement] = []
+    var statements: [SentStatement] = []
 }
 
 extension Connection {
@@ -210,6 +272,7 @@ extension Connection {
             _ = PQsetnonblocking(handle, 0)
             _ = PQexitPipelineMode(handle)
         }
+        roundTrips += 1
         let sender = PipelineSender(connection: self, handle: handle, box: SentStatements())
         let value: T
         do {

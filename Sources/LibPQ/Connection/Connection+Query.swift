@@ -10,10 +10,15 @@ extension Connection {
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
-        let result = try withParameters(parameters) { count, types, values, lengths, formats in
-            PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
+        let encoded = try EncodedParameters(parameters)
+        return try withStatement(handle, sql, encoded) { name in
+            roundTrips += 1
+            let result = try encoded.withUnsafePointers { count, types, values, lengths, formats in
+                if let name { return PQexecPrepared(handle, name, count, values, lengths, formats, 1) }
+                return PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
+            }
+            return try check(result, handle: handle, sql: sql)
         }
-        return try check(result, handle: handle, sql: sql)
     }
 
     /// Runs one statement with binary parameters and hands its rows to `body` as they arrive (libpq's
@@ -33,10 +38,22 @@ extension Connection {
     {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
-        let sent = try withParameters(parameters) { count, types, values, lengths, formats in
-            PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+        let encoded = try EncodedParameters(parameters)
+        return try withStatement(handle, sql, encoded) { name in
+            roundTrips += 1
+            let sent = try encoded.withUnsafePointers { count, types, values, lengths, formats in
+                if let name { return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1) }
+                return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+            }
+            guard sent == 1 else { throw clientError(handle, "sending a query") }
+            return try receiveRows(handle, sql, body)
         }
-        guard sent == 1 else { throw clientError(handle, "sending a query") }
+    }
+
+    /// Reads the rows of the statement just sent in single-row mode (see ``queryRows(_:_:_:)``).
+    private func receiveRows(_ handle: OpaquePointer, _ sql: String, _ body: (QueryResult) throws -> Void) throws
+        -> Int
+    {
         // Asked right after sending; if libpq refuses, the rows come as one result.
         _ = PQsetSingleRowMode(handle)
         // The statement's first row, whose columns every later row shares.
@@ -78,6 +95,7 @@ extension Connection {
     public func execute(_ sql: String) throws {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
+        roundTrips += 1
         _ = try check(PQexec(handle, sql), handle: handle, sql: sql)
     }
 
@@ -95,6 +113,7 @@ extension Connection {
             throw LibPQError(.encoding, "\(types.count) parameter types; PostgreSQL allows 65,535")
         }
         let oids = types.map(\.rawValue)
+        roundTrips += 1
         let result = oids.withUnsafeBufferPointer { PQprepare(handle, name, sql, typeCount, $0.baseAddress) }
         _ = try check(result, handle: handle, sql: sql)
         preparedStatements[name] = sql
@@ -107,6 +126,7 @@ extension Connection {
     public func queryPrepared(_ name: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
         try name.checkNoNUL("the prepared statement name")
+        roundTrips += 1
         let result = try withParameters(parameters) { count, _, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 1)
         }

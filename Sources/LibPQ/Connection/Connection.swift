@@ -16,6 +16,8 @@ public final class Connection {
     var handle: OpaquePointer?
     /// The SQL of statements prepared on this session, for error messages.
     var preparedStatements: [String: String] = [:]
+    /// The statements this connection prepared for its own calls (see ``statementCacheCapacity``).
+    var statementCache = StatementCache(capacity: 0)
     /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
     var nextSavepoint = 0
     /// Why the connection must not be used again although libpq still reports `CONNECTION_OK` (reading
@@ -26,6 +28,30 @@ public final class Connection {
     /// When the session was established (by the initialiser or the last ``reset()``): a pool's clock for
     /// retiring old connections.
     public private(set) var connectedAt: ContinuousClock.Instant
+    /// How many times this connection sent the server something and waited for its answer: one per
+    /// statement run alone, one per pipeline or COPY, one per statement prepared for the cache. A count for
+    /// tests and statistics (deterministic, unlike timings).
+    public internal(set) var roundTrips = 0
+    /// How many statements this connection prepared for its statement cache.
+    public internal(set) var statementsPrepared = 0
+
+    /// How many statements ``query(_:_:)``, ``queryRows(_:_:_:)`` and pipelined statements keep prepared,
+    /// keyed by SQL text and parameter types; 0 (the default) sends every statement unnamed.
+    ///
+    /// With a cache, a statement seen for the first time is prepared under a name of the connection's own
+    /// (one more round trip, or none in a pipeline, where the preparation goes with it) and later calls
+    /// execute it by name: the server parses and plans it once per session. The least recently used
+    /// statement is dropped beyond the capacity (deallocated the next time the connection is idle).
+    /// A statement the server rejects as stale (its plan's result type changed after a schema change, 0A000
+    /// from `RevalidateCachedQuery`) is dropped and, outside a transaction, prepared and run again once; inside
+    /// one, the error is thrown (the transaction is aborted) and a retry prepares it afresh. A server that no
+    /// longer knows a statement this connection prepared (26000: `DISCARD ALL`, or a pooler such as pgbouncer in
+    /// transaction mode that moved the session to another server connection) turns the cache off for the
+    /// connection: preparing again could never be relied on.
+    public var statementCacheCapacity: Int {
+        get { statementCache.capacity }
+        set { statementCache.resize(to: newValue) }
+    }
 
     /// Connects (blocking) with a parsed configuration.
     ///
@@ -136,6 +162,7 @@ public final class Connection {
     public func reset() throws {
         let handle = try requireHandle()
         preparedStatements = [:]
+        statementCache.removeAll()
         unusableReason = nil
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -151,6 +178,7 @@ public final class Connection {
         guard let handle else { return }
         self.handle = nil
         preparedStatements = [:]
+        statementCache.removeAll()
         PQfinish(handle)
     }
 

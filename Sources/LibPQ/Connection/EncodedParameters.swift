@@ -16,7 +16,8 @@ struct EncodedParameters {
     private let storage: [UInt8]
     private let offsets: [Int?]
     private let lengths: [Int32]
-    private let types: [Oid]
+    /// The parameters' type OIDs (0: inferred by the server).
+    let types: [Oid]
     private let formats: [Int32]
 
     /// Encodes `parameters`.

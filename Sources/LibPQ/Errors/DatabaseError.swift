@@ -73,6 +73,15 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `"<severity> <sqlState>: message (hint: …, constraint: …, table: …, column: …) in: <sql>"`.
+    /// Whether the server could not run a statement prepared earlier on the session as prepared: its plan's
+    /// result type changed after a schema change (0A000 from `RevalidateCachedQuery`), or the session does not
+    /// know its name (26000). The statement did nothing; run again, it is prepared afresh (see
+    /// ``Connection/statementCacheCapacity``).
+    public var isStalePreparedStatement: Bool {
+        sqlState == .invalidSQLStatementName
+            || (sqlState == .featureNotSupported && sourceFunction == "RevalidateCachedQuery")
+    }
+
     public var description: String {
         var parts: [String] = []
         if let hint { parts.append("hint: \(hint)") }

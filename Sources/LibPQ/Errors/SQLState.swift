@@ -71,4 +71,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let readOnlySQLTransaction = SQLState(rawValue: "25006")
     /// 25P02: the transaction already failed; commands are ignored until its end.
     public static let inFailedSQLTransaction = SQLState(rawValue: "25P02")
+    /// 26000: the named prepared statement does not exist on this session.
+    public static let invalidSQLStatementName = SQLState(rawValue: "26000")
+    /// 0A000: a feature the server does not support (also "cached plan must not change result type").
+    public static let featureNotSupported = SQLState(rawValue: "0A000")
 }

@@ -1,0 +1,86 @@
+import CLibPQ
+
+/// The named statements a connection prepared for its own calls (``Connection/statementCacheCapacity``),
+/// keyed by SQL text and parameter types, the least recently used dropped first.
+///
+/// The server parses and plans a statement once per session instead of on every call. A statement dropped
+/// from the cache still exists on the server until the connection next runs a statement while idle, when it
+/// is deallocated (``Connection/deallocateRetired(_:)``): deallocating inside a transaction could fail and
+/// abort it.
+struct StatementCache {
+    /// A statement as the server parses it: its text and the parameter types fixed when it was prepared
+    /// (the same text bound with other types is another statement).
+    struct Key: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    /// How many statements are kept; 0: none, every statement is sent unnamed.
+    /// Set through ``resize(to:)``.
+    private(set) var capacity: Int
+    private var entries: [Key: (name: String, used: UInt64)] = [:]
+    private var clock: UInt64 = 0
+    private var serial = 0
+    /// Names dropped from the cache whose statements may still exist on the server.
+    private(set) var retired: [String] = []
+
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    var count: Int { entries.count }
+
+    /// The name the statement was prepared under, marking it used; `nil` when it is not prepared.
+    mutating func name(of key: Key) -> String? {
+        guard let entry = entries[key] else { return nil }
+        clock += 1
+        entries[key] = (entry.name, clock)
+        return entry.name
+    }
+
+    /// A fresh name for a statement about to be prepared, recorded as prepared; the least recently used
+    /// statement is retired first when the cache is full.
+    mutating func add(_ key: Key) -> String {
+        if let existing = entries.removeValue(forKey: key) { retired.append(existing.name) }
+        while entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+            entries[oldest.key] = nil
+            retired.append(oldest.value.name)
+        }
+        serial += 1
+        clock += 1
+        // A prefix of ours, so that a caller's own `prepare(_:_:types:)` names never collide with these.
+        let name = "_libpq_cached_\(serial)"
+        entries[key] = (name, clock)
+        return name
+    }
+
+    /// Drops a statement whose server statement is unusable (or may not exist); it is deallocated later.
+    mutating func remove(_ key: Key) {
+        if let entry = entries.removeValue(forKey: key) { retired.append(entry.name) }
+    }
+
+    /// Forgets a statement that was never prepared (its preparation failed or was skipped).
+    mutating func discard(_ key: Key) {
+        entries[key] = nil
+    }
+
+    /// Forgets every statement: the session that held them ended (``Connection/reset()``), or the server no
+    /// longer knows them.
+    mutating func removeAll() {
+        entries = [:]
+        retired = []
+    }
+
+    /// Hands the retired names over for deallocation.
+    mutating func takeRetired() -> [String] {
+        defer { retired = [] }
+        return retired
+    }
+
+    /// Keeps at most `capacity` statements, retiring the least recently used beyond it.
+    mutating func resize(to capacity: Int) {
+        self.capacity = max(0, capacity)
+        while entries.count > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+            entries[oldest.key] = nil
+            retired.append(oldest.value.name)
+        }
+    }
+}
