@@ -144,7 +144,8 @@ extension PostgresStore {
         let entity = try model.entity(entityName)
         guard !values.isEmpty else { return [] }
         return try read(
-            [(entity, try fetchStatements.rows(of: entity, key: key, values: values))], few: values.count <= Self.fewRows)
+            [(entity, try fetchStatements.rows(of: entity, key: key, values: values))],
+            few: values.count <= Self.fewRows)
     }
 
     /// The rows that match a request, in the request's order, in batches of at most `batchSize`, through a

@@ -84,12 +84,15 @@ struct StatementRunner {
         }
     }
 
-    /// Runs `body` in a transaction (counting its `BEGIN` and `COMMIT`).
+    /// Runs `body` in a transaction, its `BEGIN` sent with the first statement.
     func transaction<T>(isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (StatementRunner) throws -> T)
         throws -> T
     {
         counter.record { $0.transactions += 1 }
-        return try connection.withTransaction(isolation: isolation, readOnly: readOnly) { connection in
+        // BEGIN goes with the first statement (one round trip fewer); the error semantics are those of a BEGIN
+        // sent alone.
+        return try connection.withTransaction(isolation: isolation, readOnly: readOnly, beginWithFirstStatement: true) {
+            connection in
             let runner = StatementRunner(
                 connection: connection, counter: counter, cancellation: cancellation, events: events,
                 statementTimeout: statementTimeout)

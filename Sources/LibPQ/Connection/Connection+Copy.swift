@@ -48,6 +48,7 @@ extension Connection {
     func withCopyInBinary(_ copySQL: String, pieceSize: Int, _ body: (CopyInWriter) throws -> Void) throws -> Int {
         let handle = try requireHandle()
         try copySQL.checkNoNUL("the COPY statement")
+        try sendPendingBegin()
         roundTrips += 1
         guard let start = PQexec(handle, copySQL) else { throw clientError(handle, "starting COPY") }
         guard PQresultStatus(start) == PGRES_COPY_IN else {

@@ -69,6 +69,7 @@ extension Connection {
     public func copyOutBinary(_ copySQL: String, _ body: (inout CopyRow) throws -> Void) throws -> Int {
         let handle = try requireHandle()
         try copySQL.checkNoNUL("the COPY statement")
+        try sendPendingBegin()
         roundTrips += 1
         guard PQsendQuery(handle, copySQL) == 1 else { throw clientError(handle, "sending COPY") }
         guard let start = PQgetResult(handle) else { throw clientError(handle, "starting COPY") }

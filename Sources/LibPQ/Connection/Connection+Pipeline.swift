@@ -92,7 +92,7 @@ extension Connection {
         var executed = 0
         for statement in statements {
             ordinals.append(executed)
-            if statement.preparing == nil { executed += 1 }
+            if statement.isCallers { executed += 1 }
         }
         var results: [QueryResult] = []
         results.reserveCapacity(each == nil ? statements.count : 0)
@@ -133,7 +133,7 @@ extension Connection {
                     return results
                 }
                 currentAnswered = true
-                if current < statements.count, statements[current].preparing != nil, status == PGRES_COMMAND_OK {
+                if current < statements.count, !statements[current].isCallers, status == PGRES_COMMAND_OK {
                     PQclear(result)
                     continue
                 }
@@ -226,7 +226,16 @@ public struct PipelineSender {
     }
 
     /// How many statements were sent.
-    public var count: Int { box.statements.lazy.filter { $0.preparing == nil }.count }
+    public var count: Int { box.statements.lazy.filter(\.isCallers).count }
+
+    /// Sends a statement of the connection's own ahead of the caller's (a pending `BEGIN`), without
+    /// parameters; its result is not handed to the caller.
+    func sendPrelude(_ sql: String) throws {
+        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 1) == 1 else {
+            throw connection.pipelineSendError(handle, sql)
+        }
+        box.statements.append(SentStatement(sql: sql, isPrelude: true))
+    }
 }
 
 /// What a pipeline sent, in order: a caller's statement, or a cache's preparation of the one after it.
@@ -236,6 +245,11 @@ struct SentStatement {
     var preparing: StatementCache.Key? = nil
     /// Set for a statement run by its cached name.
     var cached: StatementCache.Key? = nil
+    /// Set for a statement of the connection's own sent before the caller's (a transaction's `BEGIN`).
+    var isPrelude = false
+
+    /// Whether the result is the caller's: not a preparation's nor a prelude's.
+    var isCallers: Bool { preparing == nil && !isPrelude }
 }
 
 private final class SentStatements {
@@ -276,6 +290,7 @@ extension Connection {
         let sender = PipelineSender(connection: self, handle: handle, box: SentStatements())
         let value: T
         do {
+            if let begin = takePendingBegin() { try sender.sendPrelude(begin) }
             value = try body(sender)
             guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
         } catch {

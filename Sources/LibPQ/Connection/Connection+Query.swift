@@ -11,6 +11,17 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         let encoded = try EncodedParameters(parameters)
+        if let begin = takePendingBegin() {
+            // The transaction's BEGIN and this statement in one pipeline: one round trip.
+            do {
+                return try pipelined { sender in
+                    try sender.sendPrelude(begin)
+                    try sender.send(sql, encoded)
+                }.results[0]
+            } catch let error as PipelineError {
+                throw error.error
+            }
+        }
         return try withStatement(handle, sql, encoded) { name in
             roundTrips += 1
             let result = try encoded.withUnsafePointers { count, types, values, lengths, formats in
@@ -39,6 +50,7 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         let encoded = try EncodedParameters(parameters)
+        try sendPendingBegin()
         return try withStatement(handle, sql, encoded) { name in
             roundTrips += 1
             let sent = try encoded.withUnsafePointers { count, types, values, lengths, formats in
@@ -96,7 +108,9 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         roundTrips += 1
-        _ = try check(PQexec(handle, sql), handle: handle, sql: sql)
+        // A pending BEGIN goes in the same text: one round trip.
+        let text = takePendingBegin().map { $0 + "; " + sql } ?? sql
+        _ = try check(PQexec(handle, text), handle: handle, sql: sql)
     }
 
     /// Prepares a named statement on this session (`PQprepare`).
@@ -113,6 +127,7 @@ extension Connection {
             throw LibPQError(.encoding, "\(types.count) parameter types; PostgreSQL allows 65,535")
         }
         let oids = types.map(\.rawValue)
+        try sendPendingBegin()
         roundTrips += 1
         let result = oids.withUnsafeBufferPointer { PQprepare(handle, name, sql, typeCount, $0.baseAddress) }
         _ = try check(result, handle: handle, sql: sql)
@@ -126,6 +141,7 @@ extension Connection {
     public func queryPrepared(_ name: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
         try name.checkNoNUL("the prepared statement name")
+        try sendPendingBegin()
         roundTrips += 1
         let result = try withParameters(parameters) { count, _, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 1)

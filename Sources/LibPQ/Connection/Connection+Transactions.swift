@@ -16,27 +16,57 @@ extension Connection {
     ///   flight or its reply was a connection error (the transaction may or may not have committed; it is
     ///   never retried here), `.transactionEndedEarly` when `body` ran COMMIT or ROLLBACK itself,
     ///   `.connectionLost`, `.connectionClosed` or `.transactionAborted`.
+    ///
+    /// With `beginWithFirstStatement`, `BEGIN` is not sent on its own: it goes with the body's first statement
+    /// (in the same pipeline for ``query(_:_:)`` and pipelined statements, in the same text for
+    /// ``execute(_:)``), which saves a round trip; a body that sends nothing costs none, and no `COMMIT`.
     @discardableResult
     public func withTransaction<T>(
-        isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (Connection) throws -> T
+        isolation: IsolationLevel? = nil, readOnly: Bool = false, beginWithFirstStatement: Bool = false,
+        _ body: (Connection) throws -> T
     ) throws -> T {
         let handle = try requireHandle()
-        if PQtransactionStatus(handle) == PQTRANS_INTRANS {
+        if PQtransactionStatus(handle) == PQTRANS_INTRANS || pendingBegin != nil {
             return try withSavepoint(body)
         }
         var begin = "BEGIN"
         if let isolation { begin += " ISOLATION LEVEL \(isolation.sql)" }
         if readOnly { begin += " READ ONLY" }
-        try execute(begin)
+        if beginWithFirstStatement {
+            pendingBegin = begin
+        } else {
+            try execute(begin)
+        }
         let value: T
         do {
             value = try body(self)
         } catch {
-            rollbackQuietly()
+            // Never begun on the server: nothing to roll back.
+            if pendingBegin != nil {
+                pendingBegin = nil
+            } else {
+                rollbackQuietly()
+            }
             throw error
+        }
+        if pendingBegin != nil {
+            pendingBegin = nil
+            return value
         }
         try commit()
         return value
+    }
+
+    /// The `BEGIN` still to be sent, which the caller sends now, with its statement.
+    func takePendingBegin() -> String? {
+        defer { pendingBegin = nil }
+        return pendingBegin
+    }
+
+    /// Sends a pending `BEGIN` on its own, for a call that cannot carry it (a COPY, single-row reads).
+    func sendPendingBegin() throws {
+        guard let begin = takePendingBegin() else { return }
+        try execute(begin)
     }
 
     /// COMMIT, telling a lost reply apart from a failed commit.

@@ -18,6 +18,9 @@ public final class Connection {
     var preparedStatements: [String: String] = [:]
     /// The statements this connection prepared for its own calls (see ``statementCacheCapacity``).
     var statementCache = StatementCache(capacity: 0)
+    /// The `BEGIN` of a ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` not sent yet: it
+    /// goes to the server with the transaction's first statement.
+    var pendingBegin: String?
     /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
     var nextSavepoint = 0
     /// Why the connection must not be used again although libpq still reports `CONNECTION_OK` (reading
@@ -134,6 +137,7 @@ public final class Connection {
     /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.
     public var transactionStatus: TransactionStatus {
         guard let handle else { return .unknown }
+        if pendingBegin != nil { return .inTransaction }
         switch PQtransactionStatus(handle) {
         case PQTRANS_IDLE: return .idle
         case PQTRANS_ACTIVE: return .active

@@ -21,6 +21,9 @@ struct StatementCache {
     private var entries: [Key: (name: String, used: UInt64)] = [:]
     private var clock: UInt64 = 0
     private var serial = 0
+    /// Random per cache, so that names never repeat between connections: behind a transaction-mode pooler,
+    /// a server connection may hold another client's statement under a name this one made.
+    private let prefix = "_libpq_cached_\(String(UInt64.random(in: 0...UInt64.max), radix: 36))_"
     /// Names dropped from the cache whose statements may still exist on the server.
     private(set) var retired: [String] = []
 
@@ -47,7 +50,7 @@ struct StatementCache {
         serial += 1
         clock += 1
         // A prefix of ours, so that a caller's own `prepare(_:_:types:)` names never collide with these.
-        let name = "_libpq_cached_\(serial)"
+        let name = prefix + String(serial)
         entries[key] = (name, clock)
         return name
     }
