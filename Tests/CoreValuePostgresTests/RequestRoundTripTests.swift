@@ -21,7 +21,9 @@ import Testing
     }
 
     @Test(arguments: [256, 0]) func aRequestsReadsAndSavesCountTheirRoundTrips(cache: Int) throws {
-        try TestDatabase.withExampleStore(poolSize: 1, configure: { $0.preparedStatementCacheSize = cache }) {
+        // Through pgbouncer (make test-ha) the cache is off: both cases count the same round trips.
+        let size = min(cache, TestDatabase.statementCacheSize ?? cache)
+        try TestDatabase.withExampleStore(poolSize: 1, configure: { $0.preparedStatementCacheSize = size }) {
             store, _, _ in
             try [Product(id: 1, name: "one", price: 1), Product(id: 2, name: "two", price: 2)]
                 .saveAll(ManagedObjectContext(store: store))
@@ -59,7 +61,7 @@ import Testing
             #expect(inserting.statements == 2)
             #expect(try Self.readProduct(4, store) == Product(id: 4, name: "four", price: 4))
             #expect(try Self.readProduct(2, store)?.price == 20)
-            if cache == 0 { #expect(store.statistics.statementsPrepared == 0) }
+            if size == 0 { #expect(store.statistics.statementsPrepared == 0) }
         }
     }
 

@@ -13,6 +13,12 @@ import Testing
 enum TestDatabase {
     static var url: String? { TestSchema.url }
 
+    /// `CV_TEST_STATEMENT_CACHE`: the prepared-statement cache size of the stores `withExampleStore` opens
+    /// (`make test-ha` sets 0 through pgbouncer, as the docs advise); `nil`: the configuration's default.
+    static var statementCacheSize: Int? {
+        ProcessInfo.processInfo.environment["CV_TEST_STATEMENT_CACHE"].flatMap { Int($0) }
+    }
+
     /// The repository's root, found from this file's path.
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -49,6 +55,7 @@ enum TestDatabase {
         guard isAvailable(function) else { return }
         try TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory) {
             $0.poolSize = poolSize
+            if let size = statementCacheSize { $0.preparedStatementCacheSize = size }
             configure(&$0)
         } _: { schema in
             try body(schema.store, schema.url, schema.name)
@@ -61,8 +68,10 @@ enum TestDatabase {
         _ body: (PostgresStore, _ url: String, _ schema: String) async throws -> Void
     ) async throws {
         guard isAvailable(function) else { return }
-        try await TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory, configure: configure)
-        { schema in
+        try await TestSchema.with(model: try ExampleModel.make(), migrations: migrationsDirectory) {
+            if let size = statementCacheSize { $0.preparedStatementCacheSize = size }
+            configure(&$0)
+        } _: { schema in
             try await body(schema.store, schema.url, schema.name)
         }
     }

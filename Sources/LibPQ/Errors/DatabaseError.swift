@@ -72,7 +72,6 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// `"<severity> <sqlState>: message (hint: …, constraint: …, table: …, column: …) in: <sql>"`.
     /// Whether the server could not run a statement prepared earlier on the session as prepared: its plan's
     /// result type changed after a schema change (0A000 from `RevalidateCachedQuery`), or the session does not
     /// know its name (26000). The statement did nothing; run again, it is prepared afresh (see
@@ -82,6 +81,7 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
             || (sqlState == .featureNotSupported && sourceFunction == "RevalidateCachedQuery")
     }
 
+    /// `"<severity> <sqlState>: message (hint: …, constraint: …, table: …, column: …) in: <sql>"`.
     public var description: String {
         var parts: [String] = []
         if let hint { parts.append("hint: \(hint)") }
