@@ -117,8 +117,10 @@ import Testing
             // round trip more); counted from the second on, as a long-running process sees them.
             let first = try saveCompanies(10)
             let small = try saveCompanies(10)
-            #expect(first.insert.roundTrips == small.insert.roundTrips + 1)
-            #expect(first.insert.statementsPrepared == 4)
+            // Without a cache (make test-ha through pgbouncer), nothing is prepared and nothing costs more.
+            let prepares = TestDatabase.statementCacheSize != 0
+            #expect(first.insert.roundTrips == small.insert.roundTrips + (prepares ? 1 : 0))
+            #expect(first.insert.statementsPrepared == (prepares ? 4 : 0))
             #expect(small.insert.statementsPrepared == 0)
             let large = try saveCompanies(1000)
             #expect(small.insert == large.insert)

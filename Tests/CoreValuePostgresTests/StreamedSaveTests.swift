@@ -39,7 +39,9 @@ import Testing
             // The probe goes with BEGIN in a pipeline, so its preparation costs no round trip either; the parts
             // share one text (their rows are bound as arrays): two statements prepared in all.
             #expect(small.roundTrips == 3)
-            #expect(small.statementsPrepared == 2)
+            // Without a cache (make test-ha through pgbouncer), nothing is prepared.
+            let prepares = TestDatabase.statementCacheSize != 0
+            #expect(small.statementsPrepared == (prepares ? 2 : 0))
             let stored: [Product] = try Product.query(
                 ManagedObjectContext(store: store), predicate: nil, sortDescriptors: [CVSortDescriptor(key: "id")])
             #expect(stored.count == 4_500)
@@ -53,7 +55,7 @@ import Testing
             // The probe is run by name now; the parts are upserts this time, another statement, prepared in
             // the pipeline: no round trip for it.
             #expect(large.roundTrips == 3)
-            #expect(large.statementsPrepared == 1)
+            #expect(large.statementsPrepared == (prepares ? 1 : 0))
             #expect(try Self.storedCount(store) == 9_000)
             let versions = try store.fetch(
                 FetchRequest(entityName: "Product", predicate: .comparison(key: "id", .lessThanOrEqual, .int32(4_500))))
