@@ -76,7 +76,7 @@ public final class PostgresStore: Store {
     /// of each Unicode version since 11.0 that added lower-case mappings. Versions that added none are not
     /// told apart (they map the same letters): ICU 72 to 74 (Unicode 15.0 and 15.1) read as 15.1. A context
     /// matches its unsaved objects with the same mapping, and a `MemoryStore` made with this version matches
-    /// as this server does. ``MemoryStore/defaultCaseMappingVersion`` until the server could be asked.
+    /// as this server does. `MemoryStore.defaultCaseMappingVersion` until the server could be asked.
     public var caseMappingVersion: Unicode.Version {
         if let known = serverCaseMapping.withLock({ $0 }) { return known }
         let read = try? pool.withConnection { ServerCaseMapping.read(on: $0) }
