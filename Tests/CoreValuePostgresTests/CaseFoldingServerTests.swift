@@ -30,7 +30,7 @@ import Testing
         let connection = try Connection(url)
         defer { connection.close() }
         // The mapping of the Unicode version the server's ICU has, as PostgresStore reads it.
-        let folding = CaseFolding(unicodeVersion: try #require(ServerCaseMapping.read(on: connection)))
+        let folding = CaseFolding(unicodeVersion: try #require(try ServerCaseMapping.read(on: connection)))
         var random = SeededRandom(seed: 7)
         var mismatches: [String] = []
         for _ in 0..<400 {

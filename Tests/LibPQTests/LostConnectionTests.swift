@@ -22,15 +22,16 @@ import Testing
         setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
     }
 
-    @Test(arguments: [20_000, 100_000, 300_000])
-    func aServerGoneWhileALongStatementIsWrittenIsALostConnection(size: Int) throws {
+    /// Runs `call` with a statement of `size` characters on a connection to a server that goes away while it
+    /// is written, and expects `.connectionLost` and a connection that reports itself broken.
+    static func expectLost(size: Int, _ call: (Connection, String) throws -> Void) throws {
         let server = try FakeServer(Self.shutdownMidStatement)
         defer { server.finish() }
         let connection = try Connection(server.conninfo)
         defer { connection.close() }
         let statement = "SELECT '" + String(repeating: "x", count: size) + "'"
         do {
-            try connection.query(statement, [PostgresValue(Int64(1))])
+            try call(connection, statement)
             Issue.record("the statement succeeded against a server that went away")
         } catch let error as LibPQError {
             #expect(error.code == .connectionLost, "\(error)")
@@ -39,50 +40,28 @@ import Testing
         #expect(!connection.isUsable)
     }
 
-    @Test func aServerGoneWhileRowsAreReadIsALostConnection() throws {
-        let server = try FakeServer(Self.shutdownMidStatement)
-        defer { server.finish() }
-        let connection = try Connection(server.conninfo)
-        defer { connection.close() }
-        let statement = "SELECT '" + String(repeating: "x", count: 100_000) + "'"
-        #expect(throws: LibPQError.self) {
-            do {
-                try connection.queryRows(statement) { _ in }
-            } catch let error as LibPQError {
-                #expect(error.code == .connectionLost, "\(error)")
-                throw error
-            }
+    @Test(arguments: [20_000, 100_000, 300_000])
+    func aServerGoneWhileALongStatementIsWrittenIsALostConnection(size: Int) throws {
+        try Self.expectLost(size: size) { connection, statement in
+            try connection.query(statement, [PostgresValue(Int64(1))])
         }
-        #expect(connection.isBroken)
+    }
+
+    @Test func aServerGoneWhileRowsAreReadIsALostConnection() throws {
+        try Self.expectLost(size: 100_000) { connection, statement in
+            try connection.queryRows(statement) { _ in }
+        }
     }
 
     @Test func aServerGoneDuringExecuteIsALostConnection() throws {
-        let server = try FakeServer(Self.shutdownMidStatement)
-        defer { server.finish() }
-        let connection = try Connection(server.conninfo)
-        defer { connection.close() }
-        let statement = "SELECT '" + String(repeating: "x", count: 100_000) + "'"
-        do {
+        try Self.expectLost(size: 100_000) { connection, statement in
             try connection.execute(statement)
-            Issue.record("the statement succeeded against a server that went away")
-        } catch let error as LibPQError {
-            #expect(error.code == .connectionLost, "\(error)")
         }
-        #expect(connection.isBroken)
     }
 
     @Test func aServerGoneWhileAPipelineIsWrittenIsALostConnection() throws {
-        let server = try FakeServer(Self.shutdownMidStatement)
-        defer { server.finish() }
-        let connection = try Connection(server.conninfo)
-        defer { connection.close() }
-        let statement = "SELECT '" + String(repeating: "x", count: 50_000) + "'"
-        do {
+        try Self.expectLost(size: 50_000) { connection, statement in
             _ = try connection.pipeline(Array(repeating: PipelineStatement(statement), count: 4))
-            Issue.record("the pipeline succeeded against a server that went away")
-        } catch let error as LibPQError {
-            #expect(error.code == .connectionLost, "\(error)")
         }
-        #expect(connection.isBroken)
     }
 }

@@ -97,9 +97,11 @@ extension ManagedObjectContext {
         // insertion order (which orders unsaved objects among themselves).
         var matching: [(object: ManagedObject, position: Int)] = []
         var seen = Set<ObjectIdentifier>()
+        // Read once per fetch: the store may ask its server the first time.
+        let reader = Self.objectReader(CaseFolding(unicodeVersion: store.caseMappingVersion))
         func consider(_ object: ManagedObject, storedMatch: Bool = false) throws {
             guard !object.isDeletedFlag else { return }
-            let matched = try storedMatch || matches(request.predicate, object)
+            let matched = try storedMatch || Self.matches(request.predicate, object, reader)
             if matched { matching.append((object, matching.count)) }
         }
         // A stored row's object without a pending write was just loaded from the row the store matched, so it
@@ -148,12 +150,14 @@ extension ManagedObjectContext {
             || pendingChanges.of(info).contains(where: \.hasChanges) || !pendingDeletes.of(info).isEmpty
     }
 
-    /// Whether an object matches a validated predicate on its current, unsaved values; a related predicate
-    /// reads the related objects through this context (loading them when needed).
-    func matches(_ predicate: CVPredicate?, _ object: ManagedObject) throws -> Bool {
+    /// Whether an object matches a validated predicate on its current, unsaved values, read by `reader`
+    /// (``objectReader(_:)``); a related predicate reads the related objects through this context (loading them
+    /// when needed).
+    private static func matches(
+        _ predicate: CVPredicate?, _ object: ManagedObject, _ reader: PredicateEvaluator.Reader<ManagedObject>
+    ) throws -> Bool {
         guard let predicate else { return true }
-        let folding = CaseFolding(unicodeVersion: store.caseMappingVersion)
-        return try PredicateEvaluator.matches(predicate, object, Self.objectReader(folding))
+        return try PredicateEvaluator.matches(predicate, object, reader)
     }
 
     /// Reads objects' current values, lower-casing as the store's server does (``Store/caseMappingVersion``):

@@ -77,10 +77,15 @@ public final class PostgresStore: Store {
     /// told apart (they map the same letters): ICU 72 to 74 (Unicode 15.0 and 15.1) read as 15.1. A context
     /// matches its unsaved objects with the same mapping, and a `MemoryStore` made with this version matches
     /// as this server does. `MemoryStore.defaultCaseMappingVersion` until the server could be asked.
+    ///
+    /// A server that answers without saying (one built without ICU) is asked once; one that could not be
+    /// reached is asked again next time.
     public var caseMappingVersion: Unicode.Version {
         if let known = serverCaseMapping.withLock({ $0 }) { return known }
-        let read = try? pool.withConnection { ServerCaseMapping.read(on: $0) }
-        guard let version = read ?? nil else { return MemoryStore.defaultCaseMappingVersion }
+        guard let answer = try? pool.withConnection({ try ServerCaseMapping.read(on: $0) }) else {
+            return MemoryStore.defaultCaseMappingVersion
+        }
+        let version = answer ?? MemoryStore.defaultCaseMappingVersion
         serverCaseMapping.withLock { $0 = version }
         return version
     }
@@ -156,8 +161,8 @@ public final class PostgresStore: Store {
     public func verify() throws {
         try pool.withConnection { connection in
             try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
-            if let version = ServerCaseMapping.read(on: connection) {
-                serverCaseMapping.withLock { $0 = version }
+            if let answer = try? ServerCaseMapping.read(on: connection) {
+                serverCaseMapping.withLock { $0 = answer ?? MemoryStore.defaultCaseMappingVersion }
             }
         }
     }

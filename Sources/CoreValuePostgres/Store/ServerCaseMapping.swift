@@ -36,10 +36,18 @@ enum ServerCaseMapping {
         return releases[releases.count - 1]
     }
 
-    /// Asks the server; `nil` when it cannot say (a server built without ICU, whose `ILIKE` then fails anyway).
-    static func read(on connection: Connection) -> Unicode.Version? {
-        guard let result = try? connection.query(sql, [try PostgresValue(text)]),
-            let lowered = try? result.decode(String.self, row: 0, column: 0),
+    /// Asks the server; `nil` when it answers without saying (a server built without ICU, whose `ILIKE` then
+    /// fails anyway).
+    ///
+    /// - Throws: The driver's errors other than the server's (a lost connection): the server was not asked.
+    static func read(on connection: Connection) throws -> Unicode.Version? {
+        let result: QueryResult
+        do {
+            result = try connection.query(sql, [try PostgresValue(text)])
+        } catch is DatabaseError {
+            return nil
+        }
+        guard let lowered = try? result.decode(String.self, row: 0, column: 0),
             lowered.unicodeScalars.count == probes.count
         else { return nil }
         return version(lowered: lowered)

@@ -42,11 +42,8 @@ struct StatementCache {
     /// A fresh name for a statement about to be prepared, recorded as prepared; the least recently used
     /// statement is retired first when the cache is full.
     mutating func add(_ key: Key) -> String {
-        if let existing = entries.removeValue(forKey: key) { retired.append(existing.name) }
-        while entries.count >= capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
-            entries[oldest.key] = nil
-            retired.append(oldest.value.name)
-        }
+        remove(key)
+        retireLeastRecentlyUsed(keeping: capacity - 1)
         serial += 1
         clock += 1
         // A prefix of ours, so that a caller's own `prepare(_:_:types:)` names never collide with these.
@@ -81,7 +78,13 @@ struct StatementCache {
     /// Keeps at most `capacity` statements, retiring the least recently used beyond it.
     mutating func resize(to capacity: Int) {
         self.capacity = max(0, capacity)
-        while entries.count > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+        retireLeastRecentlyUsed(keeping: self.capacity)
+    }
+
+    /// Retires the least recently used statements until at most `count` are kept (a scan per statement:
+    /// only when the cache is full, against the round trip a preparation costs).
+    private mutating func retireLeastRecentlyUsed(keeping count: Int) {
+        while entries.count > max(0, count), let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
             entries[oldest.key] = nil
             retired.append(oldest.value.name)
         }
