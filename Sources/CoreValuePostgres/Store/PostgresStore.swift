@@ -82,7 +82,11 @@ public final class PostgresStore: Store {
     /// reached is asked again next time.
     public var caseMappingVersion: Unicode.Version {
         if let known = serverCaseMapping.withLock({ $0 }) { return known }
-        guard let answer = try? pool.withConnection({ try ServerCaseMapping.read(on: $0) }) else {
+        // Not `try?`, which would flatten "could not ask" and "asked, no answer" into one `nil`.
+        let answer: Unicode.Version?
+        do {
+            answer = try pool.withConnection { try ServerCaseMapping.read(on: $0) }
+        } catch {
             return MemoryStore.defaultCaseMappingVersion
         }
         let version = answer ?? MemoryStore.defaultCaseMappingVersion
@@ -161,8 +165,11 @@ public final class PostgresStore: Store {
     public func verify() throws {
         try pool.withConnection { connection in
             try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
-            if let answer = try? ServerCaseMapping.read(on: connection) {
+            do {
+                let answer = try ServerCaseMapping.read(on: connection)
                 serverCaseMapping.withLock { $0 = answer ?? MemoryStore.defaultCaseMappingVersion }
+            } catch {
+                // Not asked (the connection went away): asked on first use, see ``caseMappingVersion``.
             }
         }
     }
