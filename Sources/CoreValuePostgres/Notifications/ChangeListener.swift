@@ -147,8 +147,8 @@ public final class ChangeListener {
         return changes
     }
 
-    /// One attempt to connect and listen again; the gap when it worked. A failure sets the next attempt 50 ms
-    /// later, doubling to 1 s.
+    /// One attempt to connect and listen again; the gap when it worked. A failure sets the next attempt after
+    /// the store's outage backoff (`Backoff.outage`: 50 ms, doubling to 1 s, with jitter).
     private func reconnect() -> Gap? {
         let now = ContinuousClock.now
         let lost = outage ?? (Date(), "the connection was not usable", 0, now)
@@ -160,8 +160,7 @@ public final class ChangeListener {
             return Gap(lostAt: lost.lostAt, resumedAt: Date(), attempts: attempts, reason: lost.reason)
         } catch {
             lastReconnectError = error
-            let pause = Duration.milliseconds(min(1000, 50 << min(attempts - 1, 5)))
-            outage = (lost.lostAt, lost.reason, attempts, now + pause)
+            outage = (lost.lostAt, lost.reason, attempts, now + Backoff.outage.pause(afterRetry: attempts))
             return nil
         }
     }

@@ -76,40 +76,35 @@ extension PostgresStore {
         }
         // Plain inserts are tried until an attempt finds one of its identifiers taken.
         var mayInsertNew = key != nil
-        while true {
+        return try withRetries {
             var insertedNew = false
             do {
-                return try withRetries {
-                    try withRunner { runner in
-                        try runner.transaction { runner in
-                            insertedNew = false
-                            if mayInsertNew, let upserts, let key {
-                                let probe = writeStatements.anyRow(
-                                    in: upserts.entityName, key: key, from: upserts.lowest)
-                                insertedNew = try runner.run(probe).rowCount == 0
-                            }
-                            // The parts' own changes, only for the notification (each part's plan holds its
-                            // rows only until they are sent: a retry has `produce` hand the parts over again).
-                            var notified = ChangeSet()
-                            let saved =
-                                if insertedNew, let upserts, try copies(upserts) {
-                                    try copyParts(produce, upserts, runner, notified: &notified)
-                                } else {
-                                    try applyParts(produce, insertingNew: insertedNew, runner, notified: &notified)
-                                }
-                            if let channel = notificationChannel {
-                                try Self.notify(channel, notified, saved.tabulated(streamed: notified.inserts), runner)
-                            }
-                            return saved
+                return try withRunner { runner in
+                    try runner.transaction { runner in
+                        if mayInsertNew, let upserts, let key {
+                            let probe = writeStatements.anyRow(in: upserts.entityName, key: key, from: upserts.lowest)
+                            insertedNew = try runner.run(probe).rowCount == 0
                         }
+                        // The parts' own changes, only for the notification (each part's plan holds its rows
+                        // only until they are sent: a retry has `produce` hand the parts over again).
+                        var notified = ChangeSet()
+                        let saved =
+                            if insertedNew, let upserts, try copies(upserts) {
+                                try copyParts(produce, upserts, runner, notified: &notified)
+                            } else {
+                                try applyParts(produce, insertingNew: insertedNew, runner, notified: &notified)
+                            }
+                        if let channel = notificationChannel {
+                            try Self.notify(channel, notified, saved.tabulated(streamed: notified.inserts), runner)
+                        }
+                        return saved
                     }
                 }
             } catch let error as DatabaseError
                 where insertedNew && error.sqlState == .uniqueViolation && error.tableName == upserts?.entityName
             {
                 mayInsertNew = false
-                counter.record { $0.retries += 1 }
-                events.send(StoreEvent(kind: .retry, duration: .zero, attempt: 1, error: error))
+                throw StreamedInsertCollision(error: error)
             }
         }
     }

@@ -9,6 +9,17 @@ extension PostgresStore {
         /// The server could not be reached, or the connection broke before `COMMIT` was sent (a restart, a
         /// failover, a promote): retried until ``Configuration/failoverBudget`` is spent.
         case unavailable
+        /// A streamed save that sent its upserts as plain inserts found an identifier taken
+        /// (``StreamedInsertCollision``): run again at once with upserts, not counted against
+        /// ``Configuration/maxAttempts``.
+        case collision
+    }
+
+    /// A streamed save's plain insert (``apply(upserts:streaming:)``) that met a row another writer had
+    /// stored meanwhile: the transaction rolled back, and run again with upserts it gives the same result.
+    struct StreamedInsertCollision: Error {
+        /// The unique violation.
+        var error: DatabaseError
     }
 
     /// Runs `body`, repeating it after a serialization failure (40001), a deadlock (40P01) or a stale prepared
@@ -33,13 +44,12 @@ extension PostgresStore {
                 error = caught
             }
             guard let reason = Self.retryReason(error), mayRetry() else { throw error }
-            let pause: Double
+            let pause: Duration
             switch reason {
             case .conflict:
                 conflicts += 1
                 guard conflicts < maxAttempts else { throw error }
-                // 5 ms, 10 ms, 20 ms ... at most 200 ms, with jitter so competing writers drift apart.
-                pause = min(0.2, 0.005 * Double(1 << min(conflicts - 1, 6))) * Double.random(in: 0.5...1.5)
+                pause = Backoff.conflict.pause(afterRetry: conflicts)
             case .unavailable:
                 let started = outage?.started ?? .now
                 let attempts = (outage?.attempts ?? 0) + 1
@@ -51,17 +61,19 @@ extension PostgresStore {
                 guard attempts == 1 || spent < budget else {
                     throw PostgresStoreError.unavailable(after: spent, attempts: attempts, error)
                 }
-                // 0 (a stale pooled connection), then 50 ms, 100 ms ... at most 1 s, within the budget.
-                let step = attempts == 1 ? 0 : min(1.0, 0.05 * Double(1 << min(attempts - 2, 5)))
-                let left = (budget - spent).timeInterval
-                pause = max(0, min(step * Double.random(in: 0.75...1.25), left))
+                // None for a stale pooled connection, then the outage schedule, within the budget.
+                let step = attempts == 1 ? .zero : Backoff.outage.pause(afterRetry: attempts - 1)
+                pause = max(.zero, min(step, budget - spent))
+            case .collision:
+                // Run again at once, with upserts: nothing to wait for, and it happens once per save.
+                pause = .zero
             }
             counter.record { $0.retries += 1 }
             events.send(
                 StoreEvent(
-                    kind: .retry, duration: .seconds(pause), attempt: conflicts + (outage?.attempts ?? 0),
-                    error: error))
-            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                    kind: .retry, duration: pause, attempt: conflicts + (outage?.attempts ?? 0),
+                    error: error.underlyingCollision ?? error))
+            if pause > .zero { Thread.sleep(forTimeInterval: pause.timeInterval) }
         }
     }
 
@@ -70,6 +82,7 @@ extension PostgresStore {
 
     /// Why an error may be retried, or `nil` when it may not.
     static func retryReason(_ error: any Error) -> RetryReason? {
+        if error is StreamedInsertCollision { return .collision }
         if let error = error as? DatabaseError {
             if error.sqlState.isRetryableTransactionError { return .conflict }
             // A cached statement made stale by a schema change (or a session that forgot it): the driver
@@ -99,6 +112,11 @@ extension PostgresStore {
         ]
         return permanent.contains { message.localizedCaseInsensitiveContains($0) }
     }
+}
+
+extension Error {
+    /// The unique violation behind a ``PostgresStore/StreamedInsertCollision``, as the retry event reports it.
+    fileprivate var underlyingCollision: (any Error)? { (self as? PostgresStore.StreamedInsertCollision)?.error }
 }
 
 extension PostgresStoreError {
