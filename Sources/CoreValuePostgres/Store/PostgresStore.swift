@@ -36,6 +36,8 @@ public final class PostgresStore: Store {
     let fetchStatements: FetchStatements
     let writeStatements: WriteStatements
     let pool: ConnectionPool
+    /// Where reads and writes get their connection: ``pool``, or a test's scripted sessions.
+    let sessions: any SessionSource
     let counter = StatisticsCounter()
     /// Where ``Configuration/onEvent`` events go.
     let events: EventSink
@@ -52,7 +54,13 @@ public final class PostgresStore: Store {
     ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
     ///   size or `maxAttempts` below 1, a timeout that is not positive, or a channel name that is empty or over
     ///   63 bytes.
-    public init(model: ManagedObjectModel, configuration: Configuration) throws {
+    public convenience init(model: ManagedObjectModel, configuration: Configuration) throws {
+        try self.init(model: model, configuration: configuration, sessions: nil)
+    }
+
+    /// Opens a store whose reads and writes take their sessions from `sessions` (a test's scripted ones)
+    /// instead of its pool; `nil`: the pool.
+    init(model: ManagedObjectModel, configuration: Configuration, sessions: (any SessionSource)?) throws {
         try configuration.validate()
         self.configuration = configuration
         self.model = model
@@ -66,6 +74,9 @@ public final class PostgresStore: Store {
             configuration: configuration.connection, capacity: configuration.poolSize,
             checkoutTimeout: configuration.checkoutTimeout, maxLifetime: configuration.maxConnectionLifetime,
             statementCacheCapacity: configuration.preparedStatementCacheSize, events: events)
+        self.sessions = sessions ?? pool
+        // Scripted sessions have no server to ask.
+        if sessions != nil { serverCaseMapping.withLock { $0 = MemoryStore.defaultCaseMappingVersion } }
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
         if configuration.verifySchema { try verify() }
     }
@@ -185,14 +196,14 @@ public final class PostgresStore: Store {
         executor.submit(work)
     }
 
-    private func runner(on connection: Connection, cancellation: CancellationToken?) -> StatementRunner {
+    private func runner(on connection: any DatabaseSession, cancellation: CancellationToken?) -> StatementRunner {
         StatementRunner(
             connection: connection, counter: counter, cancellation: cancellation, events: events,
             statementTimeout: configuration.statementTimeoutMilliseconds)
     }
 
     /// Runs `body` on a checked-out connection, adding the round trips the driver counted to the statistics.
-    private func counted<T>(_ connection: Connection, _ body: () throws -> T) rethrows -> T {
+    private func counted<T>(_ connection: any DatabaseSession, _ body: () throws -> T) rethrows -> T {
         let before = (connection.roundTrips, connection.statementsPrepared)
         defer {
             let trips = connection.roundTrips - before.0
@@ -213,14 +224,14 @@ public final class PostgresStore: Store {
     /// rolled back either way and the connection goes back to the pool.
     func withRunner<T>(_ body: (StatementRunner) throws -> T) throws -> T {
         guard let token = CancellationToken.current else {
-            return try pool.withConnection { connection in
+            return try sessions.withSession { connection in
                 try counted(connection) { try body(runner(on: connection, cancellation: nil)) }
             }
         }
         try token.checkCancellation()
         do {
-            return try pool.withConnection { connection in
-                let canceller = try connection.makeCanceller()
+            return try sessions.withSession { connection in
+                let cancel = try connection.makeCancel()
                 // PQcancel connects to the server and waits for it: never on the cancelling thread (often one
                 // of the cooperative pool). The connection goes back to the pool only once the request went
                 // out, so that it cannot cancel the next caller's statement.
@@ -229,7 +240,7 @@ public final class PostgresStore: Store {
                 return try token.whileRunning(onCancel: {
                     sending.enter()
                     let thread = Thread {
-                        try? canceller.cancel()
+                        try? cancel()
                         sending.leave()
                     }
                     thread.name = "CoreValuePostgres cancel"

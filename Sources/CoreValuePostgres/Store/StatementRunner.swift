@@ -4,7 +4,7 @@ import LibPQ
 
 /// Sends ``SQL`` on one connection, converting binds to wire values and counting statements.
 struct StatementRunner {
-    let connection: Connection
+    let connection: any DatabaseSession
     let counter: StatisticsCounter
     /// The async call this runner works for: no statement is sent once it is cancelled.
     var cancellation: CancellationToken? = nil
@@ -51,18 +51,19 @@ struct StatementRunner {
         }
     }
 
-    /// Runs a `COPY ... FROM STDIN (FORMAT binary)` (an ``SQL`` without binds) and hands `body` its writer
-    /// (`Connection.withCopyInBinary`); returns the rows copied. Counted and reported as one statement.
+    /// Runs a `COPY ... FROM STDIN (FORMAT binary)` (an ``SQL`` without binds) and hands `body` a function
+    /// that writes COPY data (`Connection.withCopyInBinary`); returns the rows copied. Counted and reported as
+    /// one statement.
     ///
     /// - Throws: `CancellationError`; ``PostgresStoreError/Code/invalidValue`` for a statement with binds;
     ///   the driver's errors; what `body` throws.
-    func copyIn(_ sql: SQL, _ body: (CopyInWriter) throws -> Void) throws -> Int {
+    func copyIn(_ sql: SQL, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> Int {
         try cancellation?.checkCancellation()
         guard sql.binds.isEmpty else {
             throw PostgresStoreError(.invalidValue, "a COPY statement takes no parameters: \(sql.text)")
         }
         return try observed(sql) {
-            let copied = try connection.withCopyInBinary(sql.text, body)
+            let copied = try connection.copyIn(sql.text, body)
             return (copied, copied)
         }
     }
@@ -91,11 +92,8 @@ struct StatementRunner {
         counter.record { $0.transactions += 1 }
         // BEGIN goes with the first statement (one round trip fewer); the error semantics are those of a BEGIN
         // sent alone.
-        return try connection.withTransaction(isolation: isolation, readOnly: readOnly, beginWithFirstStatement: true) {
-            connection in
-            let runner = StatementRunner(
-                connection: connection, counter: counter, cancellation: cancellation, events: events,
-                statementTimeout: statementTimeout)
+        return try connection.transaction(isolation: isolation, readOnly: readOnly) {
+            let runner = self
             if let statementTimeout {
                 // Transaction-scoped, so nothing outlives the transaction on a connection pgbouncer shares.
                 try runner.run(SQL(unsafeRaw: "SET LOCAL statement_timeout = \(statementTimeout)"))
@@ -135,13 +133,13 @@ extension StatementRunner {
         try cancellation?.checkCancellation()
         var handlers: [(QueryResult) throws -> Void] = []
         do {
-            _ = try connection.pipelined(
-                { pipe in
+            try connection.pipeline(
+                { send in
                     try body { sql, handle in
                         let parameters = try self.parameters(of: sql)
                         counter.record { $0.statements += 1 }
                         let started = ContinuousClock.now
-                        try pipe.send(sql.text, parameters)
+                        try send(sql.text, parameters)
                         handlers.append(handle)
                         // A pipelined statement's event times its sending; its result arrives with the others'.
                         if events.isActive {

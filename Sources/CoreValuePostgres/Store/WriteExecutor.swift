@@ -84,14 +84,14 @@ struct WriteExecutor {
         let keys = try reserveKeys(entity, count: upserts.count)
         var rows = CopyRows(entity: entity, keys: keys)
         let copySQL = statements.copyNew(into: entity.name, attributes: entity.attributes)
-        let copied = try runner.copyIn(copySQL) { writer in
+        let copied = try runner.copyIn(copySQL) { write in
             try source.take(notified: &notified) { changes, plan in
                 guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
                     throw CVManagedStructError.invalidObject(
                         message:
                             "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
                 }
-                try writer.write(rows.encode(plan, insertCount: changes.inserts.count, upserts: upserts))
+                try write(rows.encode(plan, insertCount: changes.inserts.count, upserts: upserts))
             }
         }
         guard copied == rows.written else {
