@@ -78,7 +78,7 @@ public final class PostgresStore: Store {
         // Scripted sessions have no server to ask.
         if sessions != nil { serverCaseMapping.withLock { $0 = MemoryStore.defaultCaseMappingVersion } }
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
-        if configuration.verifySchema { try verify() }
+        if configuration.verifySchema, sessions == nil { try verify() }
     }
 
     /// The Unicode version whose lower-case mapping the server's case-insensitive matches (`ILIKE` under the

@@ -1,4 +1,5 @@
 import CLibPQ
+import Foundation
 
 /// The finished result of one statement: rows of binary cells, immutable.
 ///
@@ -53,6 +54,54 @@ public final class QueryResult: @unchecked Sendable {
         self.columnTypes = columnTypes
         affectedRows = 0
         commandTag = ""
+    }
+
+    /// A result made in memory, without a server, for tests that script a connection: `rows` of binary
+    /// cells (`nil` for NULL) in `columns`, reporting `commandTag` (its last number as ``affectedRows``, as
+    /// libpq reads it).
+    ///
+    /// - Throws: ``LibPQError`` `.encoding` for a row whose cell count is not the column count, or
+    ///   when libpq cannot allocate the result.
+    package init(columns: [Column], rows: [[[UInt8]?]], commandTag: String) throws {
+        guard rows.allSatisfy({ $0.count == columns.count }) else {
+            throw LibPQError(.encoding, "a made result's rows must each have \(columns.count) cells")
+        }
+        guard let made = PQmakeEmptyPGresult(nil, PGRES_TUPLES_OK) else {
+            throw LibPQError(.encoding, "libpq could not allocate a result")
+        }
+        let names = columns.map { strdup($0.name) }
+        defer { names.forEach { free($0) } }
+        var descriptions = columns.indices.map { index in
+            PGresAttDesc(
+                name: names[index], tableid: 0, columnid: 0, format: 1, typid: columns[index].type.rawValue,
+                typlen: -1, atttypmod: -1)
+        }
+        var stored = PQsetResultAttrs(made, Int32(columns.count), &descriptions) == 1
+        for (row, cells) in rows.enumerated() where stored {
+            for (column, cell) in cells.enumerated() where stored {
+                // PQsetvalue copies the bytes into the result's own memory; -1 is NULL. One byte more, so that
+                // an empty cell still has an address.
+                var bytes = (cell ?? []) + [0]
+                let length = cell.map { Int32($0.count) } ?? -1
+                stored =
+                    bytes.withUnsafeMutableBytes { buffer in
+                        guard let base = buffer.baseAddress else { return 0 }
+                        return PQsetvalue(
+                            made, Int32(row), Int32(column), base.assumingMemoryBound(to: CChar.self), length)
+                    } == 1
+            }
+        }
+        guard stored else {
+            PQclear(made)
+            throw LibPQError(.encoding, "libpq could not fill a made result")
+        }
+        self.result = made
+        rowCount = rows.count
+        columnCount = columns.count
+        self.columns = columns
+        columnTypes = columns.map(\.type)
+        affectedRows = commandTag.split(separator: " ").last.flatMap { Int($0) } ?? 0
+        self.commandTag = commandTag
     }
 
     /// The columns of a result, as ``columns`` reports them.
