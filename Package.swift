@@ -7,9 +7,6 @@ let package = Package(
     products: [
         .library(name: "CoreValue", targets: ["CoreValue"]),
         .library(name: "CoreValuePostgres", targets: ["CoreValuePostgres"]),
-        // The driver, for the types that appear in CoreValuePostgres's API (DatabaseError, SQLState,
-        // ConnectionConfiguration). CLibPQ stays internal.
-        .library(name: "LibPQ", targets: ["LibPQ"]),
         // Isolated, migrated schemas for users' own integration tests (Swift Testing or XCTest).
         .library(name: "CoreValueTesting", targets: ["CoreValueTesting"]),
         .executable(name: "corevalue", targets: ["corevalue"]),
@@ -22,7 +19,8 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
-        // A thin, safe, synchronous libpq driver.
+        // A thin, safe, synchronous libpq driver; `package` but for the types CoreValuePostgres re-exports
+        // (ConnectionConfiguration, DatabaseError, LibPQError, SQLState). Not a product.
         .target(name: "LibPQ", dependencies: ["CLibPQ"]),
         // The value-type API, the object graph and the storage protocol. No I/O.
         .target(name: "CoreValue"),

@@ -19,7 +19,7 @@ extension Connection {
     ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN or a row is malformed,
     ///   `.encoding` when the SQL text contains a NUL character, `.connectionLost`, `.connectionClosed`.
     @discardableResult
-    public func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>) throws -> Int {
+    package func copyInBinary(_ copySQL: String, rows: some Sequence<[PostgresValue]>) throws -> Int {
         try copyInBinary(copySQL, rows: rows, pieceSize: 1 << 30)
     }
 
@@ -41,7 +41,7 @@ extension Connection {
     ///   ``LibPQError`` `.copyFailed` when the statement is not a COPY FROM STDIN, `.encoding` when the SQL text
     ///   contains a NUL character, `.connectionLost`, `.connectionClosed`.
     @discardableResult
-    public func withCopyInBinary(_ copySQL: String, _ body: (CopyInWriter) throws -> Void) throws -> Int {
+    package func withCopyInBinary(_ copySQL: String, _ body: (CopyInWriter) throws -> Void) throws -> Int {
         try withCopyInBinary(copySQL, pieceSize: 1 << 30, body)
     }
 
@@ -139,7 +139,7 @@ extension Connection {
 }
 
 /// Writes the tuples of a binary `COPY ... FROM STDIN` (see ``Connection/withCopyInBinary(_:_:)``).
-public struct CopyInWriter {
+package struct CopyInWriter {
     let connection: Connection
     let handle: OpaquePointer
     let pieceSize: Int
@@ -148,7 +148,7 @@ public struct CopyInWriter {
     /// as the socket takes them; waits only while the socket is full.
     ///
     /// - Throws: ``LibPQError`` `.connectionLost` and the like when the bytes cannot be sent.
-    public func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws {
         try connection.putCopyData(handle, bytes, pieceSize: pieceSize)
     }
 }

@@ -6,14 +6,14 @@ import CLibPQ
 /// bytes are libpq's buffer for that row, freed when `body` returns.
 ///
 /// ``nextField()`` is inlinable: a caller in another module reads each field without a call.
-public struct CopyRow {
+package struct CopyRow {
     /// The next byte to read, and the end of the row's message.
     @usableFromInline var cursor: UnsafeRawPointer
     @usableFromInline let end: UnsafeRawPointer
     /// The number of fields the row holds.
-    public let fieldCount: Int
+    package let fieldCount: Int
     /// The number of fields read so far.
-    public var fieldsRead: Int { read }
+    package var fieldsRead: Int { read }
     @usableFromInline var read = 0
 
     init(start: UnsafeRawPointer, end: UnsafeRawPointer, fieldCount: Int) {
@@ -27,7 +27,7 @@ public struct CopyRow {
     /// - Throws: ``LibPQError`` `.decoding` when every field was read or the row's bytes end early (a
     ///   length that does not fit the row).
     @inlinable
-    public mutating func nextField() throws -> UnsafeRawBufferPointer? {
+    package mutating func nextField() throws -> UnsafeRawBufferPointer? {
         guard read < fieldCount, end - cursor >= 4 else { throw pastTheEnd() }
         let length = Int(Int32(bigEndian: cursor.loadUnaligned(as: Int32.self)))
         cursor += 4
@@ -66,7 +66,7 @@ extension Connection {
     ///   malformed row, `.encoding` for SQL text holding a NUL character, `.connectionLost`,
     ///   `.connectionClosed`; what `body` throws.
     @discardableResult
-    public func copyOutBinary(_ copySQL: String, _ body: (inout CopyRow) throws -> Void) throws -> Int {
+    package func copyOutBinary(_ copySQL: String, _ body: (inout CopyRow) throws -> Void) throws -> Int {
         let handle = try requireHandle()
         try copySQL.checkNoNUL("the COPY statement")
         try sendPendingBegin()

@@ -5,7 +5,7 @@ extension Connection {
     ///
     /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
     ///   contains a NUL character.
-    public func listen(_ channel: String) throws {
+    package func listen(_ channel: String) throws {
         try channel.checkNoNUL("the channel name")
         try execute("LISTEN \(Connection.quoteIdentifier(channel))")
     }
@@ -14,7 +14,7 @@ extension Connection {
     ///
     /// - Throws: ``DatabaseError`` or ``LibPQError`` when closed or lost, `.encoding` when the channel name
     ///   contains a NUL character.
-    public func unlisten(_ channel: String) throws {
+    package func unlisten(_ channel: String) throws {
         try channel.checkNoNUL("the channel name")
         try execute("UNLISTEN \(Connection.quoteIdentifier(channel))")
     }
@@ -23,7 +23,7 @@ extension Connection {
     ///
     /// - Throws: ``DatabaseError`` (e.g. payload too long) or ``LibPQError`` (`.encoding` when the channel
     ///   or the payload contains a NUL character).
-    public func notify(_ channel: String, payload: String = "") throws {
+    package func notify(_ channel: String, payload: String = "") throws {
         try query("select pg_notify($1, $2)", [PostgresValue(channel), PostgresValue(payload)])
     }
 
@@ -32,7 +32,7 @@ extension Connection {
     /// Returns at once when notifications are already queued, and an empty array when none arrives in
     /// time. Waiting uses `poll()` on the connection's socket, so no CPU is spent.
     /// - Throws: ``LibPQError`` `.connectionLost` or `.connectionClosed`.
-    public func waitForNotifications(timeout: Duration) throws -> [Notification] {
+    package func waitForNotifications(timeout: Duration) throws -> [Notification] {
         let handle = try requireHandle()
         let clock = ContinuousClock()
         // Clamped so that `now + timeout` and the remaining wait's components cannot overflow; a century

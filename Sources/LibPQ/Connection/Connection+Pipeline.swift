@@ -20,7 +20,7 @@ extension Connection {
     /// - Throws: ``PipelineError`` with the failing statement's index and its ``DatabaseError`` (the
     ///   statements after it were skipped by the server); ``LibPQError`` `.encoding` naming the statement
     ///   that cannot be sent, `.pipelineFailed`, `.connectionLost` or `.connectionClosed`.
-    public func pipeline(_ statements: [PipelineStatement]) throws -> [QueryResult] {
+    package func pipeline(_ statements: [PipelineStatement]) throws -> [QueryResult] {
         let handle = try requireHandle()
         var encoded: [EncodedParameters] = []
         encoded.reserveCapacity(statements.count)
@@ -175,7 +175,7 @@ extension Connection {
 
 /// Sends statements of a pipeline one at a time, each as soon as it is ready (see
 /// ``Connection/pipelined(_:)``): the server runs one while the caller prepares the next.
-public struct PipelineSender {
+package struct PipelineSender {
     let connection: Connection
     let handle: OpaquePointer
     fileprivate let box: SentStatements
@@ -184,7 +184,7 @@ public struct PipelineSender {
     ///
     /// - Throws: ``LibPQError`` `.encoding` (too many parameters, a NUL character), `.pipelineFailed` or
     ///   `.connectionLost`. The pipeline is then abandoned by ``Connection/pipelined(_:)``.
-    public func send(_ sql: String, _ parameters: [PostgresValue] = []) throws {
+    package func send(_ sql: String, _ parameters: [PostgresValue] = []) throws {
         try sql.checkNoNUL("the SQL text")
         try send(sql, try EncodedParameters(parameters))
     }
@@ -226,7 +226,7 @@ public struct PipelineSender {
     }
 
     /// How many statements were sent.
-    public var count: Int { box.statements.lazy.filter(\.isCallers).count }
+    package var count: Int { box.statements.lazy.filter(\.isCallers).count }
 
     /// Sends a statement of the connection's own ahead of the caller's (a pending `BEGIN`), without
     /// parameters; its result is not handed to the caller.
@@ -270,7 +270,7 @@ extension Connection {
     ///
     /// - Throws: What `body` throws; ``PipelineError`` with the failing statement's index and its
     ///   ``DatabaseError``; ``LibPQError`` `.pipelineFailed`, `.connectionLost` or `.connectionClosed`.
-    public func pipelined<T>(
+    package func pipelined<T>(
         _ body: (PipelineSender) throws -> T, each: ((Int, QueryResult) throws -> Void)? = nil
     ) throws -> (value: T, results: [QueryResult]) {
         let handle = try requireHandle()

@@ -7,7 +7,7 @@ extension Connection {
     ///   `.connectionClosed`, `.connectionLost` or `.encoding` (more than 65,535 parameters, or SQL text
     ///   containing a NUL character).
     @discardableResult
-    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
+    package func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         let encoded = try EncodedParameters(parameters)
@@ -44,7 +44,7 @@ extension Connection {
     ///
     /// - Throws: What ``query(_:_:)`` throws; what `body` throws.
     @discardableResult
-    public func queryRows(_ sql: String, _ parameters: [PostgresValue] = [], _ body: (QueryResult) throws -> Void)
+    package func queryRows(_ sql: String, _ parameters: [PostgresValue] = [], _ body: (QueryResult) throws -> Void)
         throws -> Int
     {
         let handle = try requireHandle()
@@ -104,7 +104,7 @@ extension Connection {
     ///
     /// - Throws: ``DatabaseError`` for the first failing statement; ``LibPQError`` when closed or lost, or
     ///   `.encoding` when the SQL text contains a NUL character.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         roundTrips += 1
@@ -119,7 +119,7 @@ extension Connection {
     /// - Throws: ``DatabaseError`` when the SQL is invalid (e.g. ``SQLState/duplicateObject`` for a name in
     ///   use); ``LibPQError`` when closed or lost, or `.encoding` when the name or the SQL text contains a
     ///   NUL character or more than 65,535 types are given.
-    public func prepare(_ name: String, _ sql: String, types: [PostgresType] = []) throws {
+    package func prepare(_ name: String, _ sql: String, types: [PostgresType] = []) throws {
         let handle = try requireHandle()
         try name.checkNoNUL("the prepared statement name")
         try sql.checkNoNUL("the SQL text")
@@ -138,7 +138,7 @@ extension Connection {
     ///
     /// - Throws: ``DatabaseError`` (carrying the prepared SQL) or ``LibPQError``.
     @discardableResult
-    public func queryPrepared(_ name: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
+    package func queryPrepared(_ name: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
         let handle = try requireHandle()
         try name.checkNoNUL("the prepared statement name")
         try sendPendingBegin()
@@ -153,7 +153,7 @@ extension Connection {
     ///
     /// An identifier containing a NUL character stays in the text, and running that text throws
     /// ``LibPQError`` `.encoding` (PostgreSQL identifiers cannot hold NUL).
-    public static func quoteIdentifier(_ identifier: String) -> String {
+    package static func quoteIdentifier(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 

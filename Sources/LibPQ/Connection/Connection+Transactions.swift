@@ -21,7 +21,7 @@ extension Connection {
     /// (in the same pipeline for ``query(_:_:)`` and pipelined statements, in the same text for
     /// ``execute(_:)``), which saves a round trip; a body that sends nothing costs none, and no `COMMIT`.
     @discardableResult
-    public func withTransaction<T>(
+    package func withTransaction<T>(
         isolation: IsolationLevel? = nil, readOnly: Bool = false, beginWithFirstStatement: Bool = false,
         _ body: (Connection) throws -> T
     ) throws -> T {

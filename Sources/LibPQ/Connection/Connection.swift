@@ -11,7 +11,7 @@ import CLibPQ
 /// ```
 /// A closed connection throws ``LibPQError`` `.connectionClosed`; one whose server went away throws
 /// `.connectionLost` and reports ``isBroken``; ``reset()`` reconnects it.
-public final class Connection {
+package final class Connection {
     /// The libpq handle; `nil` once closed, so later calls throw instead of touching freed memory.
     var handle: OpaquePointer?
     /// The SQL of statements prepared on this session, for error messages.
@@ -27,16 +27,16 @@ public final class Connection {
     /// from its socket failed, or a pipeline could not be finished); cleared by ``reset()``.
     var unusableReason: String?
     /// How the connection was configured (its description hides the password).
-    public let configuration: ConnectionConfiguration
+    package let configuration: ConnectionConfiguration
     /// When the session was established (by the initialiser or the last ``reset()``): a pool's clock for
     /// retiring old connections.
-    public private(set) var connectedAt: ContinuousClock.Instant
+    package private(set) var connectedAt: ContinuousClock.Instant
     /// How many times this connection sent the server something and waited for its answer: one per
     /// statement run alone, one per pipeline or COPY, one per statement prepared for the cache. A count for
     /// tests and statistics (deterministic, unlike timings).
-    public internal(set) var roundTrips = 0
+    package internal(set) var roundTrips = 0
     /// How many statements this connection prepared for its statement cache.
-    public internal(set) var statementsPrepared = 0
+    package internal(set) var statementsPrepared = 0
 
     /// How many statements ``query(_:_:)``, ``queryRows(_:_:_:)`` and pipelined statements keep prepared,
     /// keyed by SQL text and parameter types; 0 (the default) sends every statement unnamed.
@@ -51,7 +51,7 @@ public final class Connection {
     /// longer knows a statement this connection prepared (26000: `DISCARD ALL`, or a pooler such as pgbouncer in
     /// transaction mode that moved the session to another server connection) turns the cache off for the
     /// connection: preparing again could never be relied on.
-    public var statementCacheCapacity: Int {
+    package var statementCacheCapacity: Int {
         get { statementCache.capacity }
         set { statementCache.resize(to: newValue) }
     }
@@ -59,7 +59,7 @@ public final class Connection {
     /// Connects (blocking) with a parsed configuration.
     ///
     /// - Throws: ``LibPQError`` `.connectionFailed` with libpq's message when no server accepts.
-    public init(_ configuration: ConnectionConfiguration) throws {
+    package init(_ configuration: ConnectionConfiguration) throws {
         self.configuration = configuration
         self.connectedAt = .now
         guard let handle = PQconnectdb(configuration.conninfo) else {
@@ -92,7 +92,7 @@ public final class Connection {
     /// Parses `conninfo` and connects.
     ///
     /// - Throws: ``LibPQError`` `.invalidConnectionString` or `.connectionFailed`.
-    public convenience init(_ conninfo: String) throws {
+    package convenience init(_ conninfo: String) throws {
         try self.init(ConnectionConfiguration(conninfo))
     }
 
@@ -104,7 +104,7 @@ public final class Connection {
     ///
     /// This only reports what libpq already knows; it does not look at the socket. ``isUsable`` does, and
     /// once ``isUsable`` returned `false`, `isBroken` is `true` until ``reset()``.
-    public var isBroken: Bool {
+    package var isBroken: Bool {
         guard let handle else { return true }
         return PQstatus(handle) == CONNECTION_BAD || unusableReason != nil
     }
@@ -120,7 +120,7 @@ public final class Connection {
     /// if !connection.isUsable { try connection.reset() }
     /// ```
     /// Notifications that arrived are kept for ``waitForNotifications(timeout:)``.
-    public var isUsable: Bool {
+    package var isUsable: Bool {
         guard let handle, unusableReason == nil, PQstatus(handle) == CONNECTION_OK else { return false }
         guard PQconsumeInput(handle) == 1 else {
             if PQstatus(handle) == CONNECTION_OK {
@@ -135,7 +135,7 @@ public final class Connection {
     }
 
     /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.
-    public var transactionStatus: TransactionStatus {
+    package var transactionStatus: TransactionStatus {
         guard let handle else { return .unknown }
         if pendingBegin != nil { return .inTransaction }
         switch PQtransactionStatus(handle) {
@@ -148,13 +148,13 @@ public final class Connection {
     }
 
     /// The process ID of the server backend serving this connection; 0 when closed.
-    public var backendPID: Int32 {
+    package var backendPID: Int32 {
         guard let handle else { return 0 }
         return PQbackendPID(handle)
     }
 
     /// The server's version as an integer, e.g. 150004 for 15.4; 0 when closed or broken.
-    public var serverVersion: Int {
+    package var serverVersion: Int {
         guard let handle else { return 0 }
         return Int(PQserverVersion(handle))
     }
@@ -163,7 +163,7 @@ public final class Connection {
     ///
     /// - Throws: ``LibPQError`` `.connectionClosed` after ``close()``, `.connectionFailed` when reconnecting
     ///   fails.
-    public func reset() throws {
+    package func reset() throws {
         let handle = try requireHandle()
         preparedStatements = [:]
         statementCache.removeAll()
@@ -178,7 +178,7 @@ public final class Connection {
     /// Closes the connection (`PQfinish`); calling it again does nothing.
     ///
     /// Every later call throws ``LibPQError`` `.connectionClosed`.
-    public func close() {
+    package func close() {
         guard let handle else { return }
         self.handle = nil
         preparedStatements = [:]

@@ -1,5 +1,5 @@
 /// A transaction isolation level for ``Connection/withTransaction(isolation:readOnly:_:)``.
-public enum IsolationLevel: String, Sendable {
+package enum IsolationLevel: String, Sendable {
     /// `READ COMMITTED`, PostgreSQL's default.
     case readCommitted
     /// `REPEATABLE READ`: one snapshot for the whole transaction.

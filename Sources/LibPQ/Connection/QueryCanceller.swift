@@ -9,7 +9,7 @@ import CLibPQ
 /// Thread { try? canceller.cancel() }.start()
 /// ```
 /// A cancel request is a hint: when it arrives after the statement finished, nothing happens.
-public final class QueryCanceller: @unchecked Sendable {
+package final class QueryCanceller: @unchecked Sendable {
     // @unchecked: the PGcancel object is written once (PQgetCancel) and only read afterwards; libpq
     // documents PQcancel as safe to call from other threads (and signal handlers). Freed in deinit.
     private let handle: OpaquePointer
@@ -21,7 +21,7 @@ public final class QueryCanceller: @unchecked Sendable {
     /// Asks the server to cancel the connection's current statement.
     ///
     /// - Throws: ``LibPQError`` `.cancelFailed` with libpq's reason when the request could not be sent.
-    public func cancel() throws {
+    package func cancel() throws {
         var message = [CChar](repeating: 0, count: 256)
         let sent = message.withUnsafeMutableBufferPointer { PQcancel(handle, $0.baseAddress, Int32($0.count)) }
         guard sent == 1 else {
@@ -37,7 +37,7 @@ extension Connection {
     /// Makes a ``QueryCanceller`` for this connection's current backend (make a new one after ``reset()``).
     ///
     /// - Throws: ``LibPQError`` `.connectionClosed`, or `.connectionLost` when the connection is broken.
-    public func makeCanceller() throws -> QueryCanceller {
+    package func makeCanceller() throws -> QueryCanceller {
         let handle = try requireHandle()
         guard let cancel = PQgetCancel(handle) else { throw clientError(handle, "creating a cancel handle") }
         return QueryCanceller(taking: cancel)

@@ -1,5 +1,5 @@
 /// The connection's transaction state as libpq reports it (`PQtransactionStatus`).
-public enum TransactionStatus: Sendable {
+package enum TransactionStatus: Sendable {
     /// Not in a transaction.
     case idle
     /// A command is in progress.

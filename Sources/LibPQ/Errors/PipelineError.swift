@@ -2,18 +2,18 @@
 ///
 /// The statements after ``index`` were skipped by the server; the ones before it ran. The connection is
 /// usable afterwards (out of pipeline mode).
-public struct PipelineError: Error, Sendable, CustomStringConvertible {
+package struct PipelineError: Error, Sendable, CustomStringConvertible {
     /// The zero-based position of the failing statement in the array passed to ``Connection/pipeline(_:)``.
-    public var index: Int
+    package var index: Int
     /// The server's error for that statement.
-    public var error: DatabaseError
+    package var error: DatabaseError
 
     /// Creates a pipeline error for the statement at `index`.
-    public init(index: Int, error: DatabaseError) {
+    package init(index: Int, error: DatabaseError) {
         self.index = index
         self.error = error
     }
 
     /// `"pipeline statement <index> failed: <error>"`.
-    public var description: String { "pipeline statement \(index) failed: \(error)" }
+    package var description: String { "pipeline statement \(index) failed: \(error)" }
 }

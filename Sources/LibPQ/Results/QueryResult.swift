@@ -13,23 +13,23 @@ import Foundation
 /// ```
 /// Row and column indexes must be in range (`0..<rowCount`, `0..<columnCount`); an index out of range
 /// reads as NULL rather than crashing.
-public final class QueryResult: @unchecked Sendable {
+package final class QueryResult: @unchecked Sendable {
     // @unchecked: the PGresult is owned exclusively by this object, never mutated after init (libpq's
     // accessors only read it), and freed in deinit; all stored properties are `let`.
     private let result: OpaquePointer
 
     /// The number of rows.
-    public let rowCount: Int
+    package let rowCount: Int
     /// The number of columns.
-    public let columnCount: Int
+    package let columnCount: Int
     /// The result's columns in order.
-    public let columns: [Column]
+    package let columns: [Column]
     /// The columns' server types in order, for decoders that read many cells in a loop.
     package let columnTypes: [PostgresType]
     /// The number of rows the command affected (`PQcmdTuples`); 0 when the command reports none.
-    public let affectedRows: Int
+    package let affectedRows: Int
     /// The command tag, e.g. `INSERT 0 3` or `SELECT 10` (`PQcmdStatus`).
-    public let commandTag: String
+    package let commandTag: String
 
     /// Takes ownership of a finished, successful result.
     init(taking result: OpaquePointer) {
@@ -118,7 +118,7 @@ public final class QueryResult: @unchecked Sendable {
     /// A cell's bytes without checks or copies, for a decoder that reads many cells in a loop: `nil` for NULL.
     ///
     /// The caller keeps `row` and `column` in range and this result alive while it reads the bytes, which
-    /// point into libpq's result. Package-only: the public accessors check and copy.
+    /// point into libpq's result. Package-only: the package accessors check and copy.
     package func unsafeBytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
         let length = Int(PQgetlength(result, row, column))
         // A NULL has length 0: only an empty cell needs the third call to tell the two apart.
@@ -132,17 +132,17 @@ public final class QueryResult: @unchecked Sendable {
     }
 
     /// The index of the first column called `name`, or `nil`.
-    public func columnIndex(named name: String) -> Int? {
+    package func columnIndex(named name: String) -> Int? {
         columns.firstIndex { $0.name == name }
     }
 
     /// Whether the cell is SQL NULL (or out of range).
-    public func isNull(row: Int, column: Int) -> Bool {
+    package func isNull(row: Int, column: Int) -> Bool {
         !inRange(row, column) || PQgetisnull(result, Int32(row), Int32(column)) == 1
     }
 
     /// A copy of the cell with its column's type.
-    public func value(row: Int, column: Int) -> PostgresValue {
+    package func value(row: Int, column: Int) -> PostgresValue {
         let type = column >= 0 && column < columnCount ? columnTypes[column] : .unspecified
         return withBytes(row: row, column: column) { bytes in
             PostgresValue(type: type, bytes: bytes.map { [UInt8]($0) })
@@ -150,7 +150,7 @@ public final class QueryResult: @unchecked Sendable {
     }
 
     /// Calls `body` with the cell's binary bytes (valid only inside `body`), or `nil` for NULL.
-    public func withBytes<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    package func withBytes<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         guard inRange(row, column) else { return try body(nil) }
         return try body(unsafeBytes(row: Int32(row), column: Int32(column)))
     }
@@ -159,7 +159,7 @@ public final class QueryResult: @unchecked Sendable {
     ///
     /// - Throws: ``LibPQError`` `.decoding` naming the column, its server type and the Swift type when the
     ///   cell is NULL (for a non-optional type) or does not fit.
-    public func decode<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T {
+    package func decode<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T {
         guard inRange(row, column) else { throw outOfRange(row: row, column: column) }
         let serverType = columnTypes[column]
         do {
@@ -196,7 +196,7 @@ public final class QueryResult: @unchecked Sendable {
     ///
     /// - Throws: ``LibPQError`` `.decoding` naming the column, its server type and the Swift type when the
     ///   cell does not fit.
-    public func decodeIfPresent<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T? {
+    package func decodeIfPresent<T: PostgresDecodable>(_ type: T.Type, row: Int, column: Int) throws -> T? {
         if inRange(row, column), isNull(row: row, column: column) { return nil }
         return try decode(T.self, row: row, column: column)
     }

@@ -1,14 +1,14 @@
 extension Bool: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// `boolean`.
-    public static var postgresType: PostgresType { .bool }
+    package static var postgresType: PostgresType { .bool }
 
     /// Appends one byte, 1 or 0.
-    public func encode(into buffer: inout [UInt8]) throws { buffer.append(self ? 1 : 0) }
+    package func encode(into buffer: inout [UInt8]) throws { buffer.append(self ? 1 : 0) }
 
     /// Reads a `boolean`.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for any other type.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Bool {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Bool {
         guard type == .bool else { throw LibPQError.typeMismatch(type, Bool.self) }
         guard bytes.count == 1 else { throw LibPQError.malformed(type, Bool.self, "expected 1 byte") }
         return bytes[0] != 0

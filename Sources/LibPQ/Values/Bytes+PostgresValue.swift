@@ -2,17 +2,17 @@
 
 extension UInt8: PostgresArrayElement {
     /// `bytea`: a byte array is binary data.
-    public static var postgresArrayType: PostgresType { .bytea }
+    package static var postgresArrayType: PostgresType { .bytea }
 
     /// Appends the bytes as they are.
-    public static func encodeArray(_ elements: [UInt8], into buffer: inout [UInt8]) throws {
+    package static func encodeArray(_ elements: [UInt8], into buffer: inout [UInt8]) throws {
         buffer.append(contentsOf: elements)
     }
 
     /// Copies a `bytea` value.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for other types.
-    public static func decodeArray(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [UInt8] {
+    package static func decodeArray(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [UInt8] {
         guard type == .bytea else { throw LibPQError.typeMismatch(type, [UInt8].self) }
         return [UInt8](bytes)
     }

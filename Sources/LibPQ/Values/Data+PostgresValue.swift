@@ -2,15 +2,15 @@ import Foundation
 
 extension Data: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// `bytea`.
-    public static var postgresType: PostgresType { .bytea }
+    package static var postgresType: PostgresType { .bytea }
 
     /// Appends the bytes as they are.
-    public func encode(into buffer: inout [UInt8]) throws { buffer.append(contentsOf: self) }
+    package func encode(into buffer: inout [UInt8]) throws { buffer.append(contentsOf: self) }
 
     /// Copies a `bytea` value.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for other types.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Data {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Data {
         guard type == .bytea else { throw LibPQError.typeMismatch(type, Data.self) }
         return Data(bytes)
     }

@@ -5,19 +5,19 @@ extension Date: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     private static let postgresEpochOffsetMicroseconds: Int64 = 31_622_400 * 1_000_000
 
     /// `timestamp with time zone`.
-    public static var postgresType: PostgresType { .timestamptz }
+    package static var postgresType: PostgresType { .timestamptz }
 
     /// Appends microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
     ///
     /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
-    public func encode(into buffer: inout [UInt8]) throws {
+    package func encode(into buffer: inout [UInt8]) throws {
         buffer.appendBigEndian(try postgresMicroseconds())
     }
 
     /// The value `encode(into:)` writes: microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
     ///
     /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
-    public func postgresMicroseconds() throws -> Int64 {
+    package func postgresMicroseconds() throws -> Int64 {
         let micros = (timeIntervalSinceReferenceDate * 1_000_000).rounded()
         // PostgreSQL's timestamp range ends in 294276 AD, far inside this bound.
         guard micros.isFinite, abs(micros) < 9.0e18 else {
@@ -29,7 +29,7 @@ extension Date: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// Reads a `timestamp with time zone`.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for other types and for `infinity` / `-infinity`.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Date {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Date {
         guard type == .timestamptz else { throw LibPQError.typeMismatch(type, Date.self) }
         guard bytes.count == 8 else { throw LibPQError.malformed(type, Date.self, "expected 8 bytes") }
         let micros = bytes.loadBigEndian(as: Int64.self)

@@ -8,12 +8,12 @@ extension Decimal: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     private static let nan: UInt16 = 0xC000
 
     /// `numeric`.
-    public static var postgresType: PostgresType { .numeric }
+    package static var postgresType: PostgresType { .numeric }
 
     /// Appends the exact value as a `numeric` (every significant digit, any exponent).
     ///
     /// - Throws: ``LibPQError`` `.encoding` for NaN.
-    public func encode(into buffer: inout [UInt8]) throws {
+    package func encode(into buffer: inout [UInt8]) throws {
         guard !isNaN else { throw LibPQError(.encoding, "Decimal NaN cannot be stored as numeric") }
         // `significand` is the integer mantissa (exponent 0), so its description is plain ASCII digits.
         let exponent = self.exponent
@@ -58,7 +58,7 @@ extension Decimal: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     ///
     /// - Throws: ``LibPQError`` `.decoding` for other types, NaN and infinities, more than 38 significant
     ///   digits, or an exponent outside Decimal's range (-128...127).
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Decimal {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Decimal {
         guard type == .numeric else { throw LibPQError.typeMismatch(type, Decimal.self) }
         guard bytes.count >= 8 else { throw LibPQError.malformed(type, Decimal.self, "header too short") }
         let count = Int(bytes.loadBigEndian(at: 0, as: Int16.self))

@@ -1,14 +1,14 @@
 extension Double: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// `double precision`.
-    public static var postgresType: PostgresType { .float8 }
+    package static var postgresType: PostgresType { .float8 }
 
     /// Appends the IEEE 754 bits in network byte order (NaN and infinities included).
-    public func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(bitPattern) }
+    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(bitPattern) }
 
     /// Reads a `double precision` or (widening exactly) a `real`.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for integers, numeric and other types.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Double {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Double {
         switch (type, bytes.count) {
         case (.float8, 8): return Double(bitPattern: bytes.loadBigEndian(as: UInt64.self))
         case (.float4, 4): return Double(Float(bitPattern: bytes.loadBigEndian(as: UInt32.self)))

@@ -1,14 +1,14 @@
 extension Int32: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// `integer`.
-    public static var postgresType: PostgresType { .int4 }
+    package static var postgresType: PostgresType { .int4 }
 
     /// Appends the value in network byte order.
-    public func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(self) }
+    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(self) }
 
     /// Reads a `integer` or a narrower integer column.
     ///
     /// - Throws: LibPQError `.decoding` for wider integer types, floating point and other types.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Int32 {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Int32 {
         try decodeInteger(from: bytes, type: type)
     }
 }

@@ -1,12 +1,12 @@
 extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     /// The wrapped type's PostgreSQL type (NULL is typed).
-    public static var postgresType: PostgresType { Wrapped.postgresType }
+    package static var postgresType: PostgresType { Wrapped.postgresType }
 
     /// `true` for `nil`.
-    public var isPostgresNull: Bool { self == nil }
+    package var isPostgresNull: Bool { self == nil }
 
     /// Appends the wrapped value; appends nothing for `nil`, which ``PostgresValue/init(_:)`` turns into NULL.
-    public func encode(into buffer: inout [UInt8]) throws {
+    package func encode(into buffer: inout [UInt8]) throws {
         if let value = self { try value.encode(into: &buffer) }
     }
 }
@@ -15,12 +15,12 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     /// Reads the wrapped type.
     ///
     /// - Throws: ``LibPQError`` `.decoding` when the value does not fit the wrapped type.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Wrapped? {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> Wrapped? {
         try Wrapped.decode(from: bytes, type: type)
     }
 
     /// NULL decodes to `nil`.
-    public static func decodeNull(type: PostgresType) throws -> Wrapped? { nil }
+    package static func decodeNull(type: PostgresType) throws -> Wrapped? { nil }
 }
 
 extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement & PostgresEncodable & PostgresDecodable {}

@@ -2,7 +2,7 @@
 ///
 /// `[Int64]` is a `bigint[]`, `[String?]` a `text[]` with NULL elements (use them with `= ANY($1)` or
 /// `unnest($1::bigint[])`). `UInt8` is the exception: `[UInt8]` is `bytea`.
-public protocol PostgresArrayElement {
+package protocol PostgresArrayElement {
     /// The PostgreSQL type of `[Self]`.
     static var postgresArrayType: PostgresType { get }
 
@@ -20,10 +20,10 @@ public protocol PostgresArrayElement {
 
 extension PostgresArrayElement where Self: PostgresEncodable & PostgresDecodable {
     /// The array type of ``PostgresEncodable/postgresType``, or `.unspecified` if there is none.
-    public static var postgresArrayType: PostgresType { postgresType.arrayType ?? .unspecified }
+    package static var postgresArrayType: PostgresType { postgresType.arrayType ?? .unspecified }
 
     /// Writes the array header (dimensions, NULL flag, element OID, size, lower bound 1) and the elements.
-    public static func encodeArray(_ elements: [Self], into buffer: inout [UInt8]) throws {
+    package static func encodeArray(_ elements: [Self], into buffer: inout [UInt8]) throws {
         guard postgresType.arrayType != nil else {
             throw LibPQError(.encoding, "arrays of \(postgresType) are not supported (only 1-D arrays)")
         }
@@ -46,7 +46,7 @@ extension PostgresArrayElement where Self: PostgresEncodable & PostgresDecodable
     }
 
     /// Reads a 1-D (or empty) array, passing the element OID from its header to each element's decoder.
-    public static func decodeArray(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [Self] {
+    package static func decodeArray(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [Self] {
         guard type.elementType != nil || type == .unknown else { throw LibPQError.typeMismatch(type, [Self].self) }
         var reader = BinaryReader(bytes, type: type, swiftType: [Self].self)
         let dimensions = try reader.read(Int32.self)
@@ -77,19 +77,19 @@ extension PostgresArrayElement where Self: PostgresEncodable & PostgresDecodable
 
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
     /// The array type of the element (`bytea` for `[UInt8]`).
-    public static var postgresType: PostgresType { Element.postgresArrayType }
+    package static var postgresType: PostgresType { Element.postgresArrayType }
 
     /// Appends the array in PostgreSQL's binary array format.
     ///
     /// - Throws: ``LibPQError`` `.encoding` when an element cannot be encoded.
-    public func encode(into buffer: inout [UInt8]) throws { try Element.encodeArray(self, into: &buffer) }
+    package func encode(into buffer: inout [UInt8]) throws { try Element.encodeArray(self, into: &buffer) }
 }
 
 extension Array: PostgresDecodable where Element: PostgresArrayElement {
     /// Reads a 1-D array (or `bytea` for `[UInt8]`).
     ///
     /// - Throws: ``LibPQError`` `.decoding` when the value does not fit.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [Element] {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> [Element] {
         try Element.decodeArray(from: bytes, type: type)
     }
 }
@@ -99,11 +99,11 @@ extension Array: PostgresArrayElement where Element: PostgresArrayElement {}
 /// The header of PostgreSQL's binary 1-D array format: dimensions, NULL flag, element OID, and for a
 /// non-empty array its size and lower bound 1. Each element follows as a 4-byte length (-1 for NULL) and
 /// its bytes.
-public enum BinaryArrayHeader {
+package enum BinaryArrayHeader {
     /// Appends the header of an array of `count` elements of `elementType`.
     ///
     /// - Throws: ``LibPQError`` `.encoding` when `count` does not fit the format.
-    public static func append(to buffer: inout [UInt8], elementType: PostgresType, count: Int, hasNull: Bool) throws {
+    package static func append(to buffer: inout [UInt8], elementType: PostgresType, count: Int, hasNull: Bool) throws {
         buffer.appendBigEndian(Int32(count == 0 ? 0 : 1))
         buffer.appendBigEndian(Int32(hasNull ? 1 : 0))
         buffer.appendBigEndian(elementType.rawValue)

@@ -4,7 +4,7 @@
 /// ```swift
 /// let value = try PostgresValue(Int64(42))   // type bigint, bytes 00 00 00 00 00 00 00 2a
 /// ```
-public protocol PostgresEncodable {
+package protocol PostgresEncodable {
     /// The PostgreSQL type the bytes are written for.
     static var postgresType: PostgresType { get }
 
@@ -20,11 +20,11 @@ public protocol PostgresEncodable {
 
 extension PostgresEncodable {
     /// Values are not NULL unless they say so.
-    public var isPostgresNull: Bool { false }
+    package var isPostgresNull: Bool { false }
 }
 
 /// A Swift type that can be read from a result cell in PostgreSQL's binary format.
-public protocol PostgresDecodable {
+package protocol PostgresDecodable {
     /// Reads a value from the binary representation `bytes` of a cell of server type `type`.
     ///
     /// - Throws: ``LibPQError`` with code `.decoding` when the server type or the bytes do not fit.
@@ -38,7 +38,7 @@ public protocol PostgresDecodable {
 
 extension PostgresDecodable {
     /// Non-optional types cannot hold NULL.
-    public static func decodeNull(type: PostgresType) throws -> Self {
+    package static func decodeNull(type: PostgresType) throws -> Self {
         throw LibPQError(.decoding, "cannot decode NULL of type \(type) as \(Self.self); use an optional")
     }
 }

@@ -1,75 +1,75 @@
 /// A PostgreSQL data type, identified by its OID.
 ///
 /// The statics name the types the driver encodes and decodes; any other OID is kept as it is.
-public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+package struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The type's OID (`pg_type.oid`).
-    public var rawValue: UInt32
+    package var rawValue: UInt32
 
     /// Wraps an OID.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// OID 0: let the server infer the parameter's type.
-    public static let unspecified = PostgresType(rawValue: 0)
+    package static let unspecified = PostgresType(rawValue: 0)
     /// `boolean`.
-    public static let bool = PostgresType(rawValue: 16)
+    package static let bool = PostgresType(rawValue: 16)
     /// `bytea`.
-    public static let bytea = PostgresType(rawValue: 17)
+    package static let bytea = PostgresType(rawValue: 17)
     /// `"char"` (the one-byte internal type).
-    public static let char = PostgresType(rawValue: 18)
+    package static let char = PostgresType(rawValue: 18)
     /// `name` (identifiers in the catalogs).
-    public static let name = PostgresType(rawValue: 19)
+    package static let name = PostgresType(rawValue: 19)
     /// `bigint`.
-    public static let int8 = PostgresType(rawValue: 20)
+    package static let int8 = PostgresType(rawValue: 20)
     /// `smallint`.
-    public static let int2 = PostgresType(rawValue: 21)
+    package static let int2 = PostgresType(rawValue: 21)
     /// `integer`.
-    public static let int4 = PostgresType(rawValue: 23)
+    package static let int4 = PostgresType(rawValue: 23)
     /// `text`.
-    public static let text = PostgresType(rawValue: 25)
+    package static let text = PostgresType(rawValue: 25)
     /// `oid`.
-    public static let oid = PostgresType(rawValue: 26)
+    package static let oid = PostgresType(rawValue: 26)
     /// `real`.
-    public static let float4 = PostgresType(rawValue: 700)
+    package static let float4 = PostgresType(rawValue: 700)
     /// `double precision`.
-    public static let float8 = PostgresType(rawValue: 701)
+    package static let float8 = PostgresType(rawValue: 701)
     /// `unknown` (an untyped literal).
-    public static let unknown = PostgresType(rawValue: 705)
+    package static let unknown = PostgresType(rawValue: 705)
     /// `character` (blank-padded).
-    public static let bpchar = PostgresType(rawValue: 1042)
+    package static let bpchar = PostgresType(rawValue: 1042)
     /// `character varying`.
-    public static let varchar = PostgresType(rawValue: 1043)
+    package static let varchar = PostgresType(rawValue: 1043)
     /// `timestamp with time zone`.
-    public static let timestamptz = PostgresType(rawValue: 1184)
+    package static let timestamptz = PostgresType(rawValue: 1184)
     /// `numeric`.
-    public static let numeric = PostgresType(rawValue: 1700)
+    package static let numeric = PostgresType(rawValue: 1700)
     /// `uuid`.
-    public static let uuid = PostgresType(rawValue: 2950)
+    package static let uuid = PostgresType(rawValue: 2950)
     /// `void` (the result of functions such as `pg_notify`).
-    public static let void = PostgresType(rawValue: 2278)
+    package static let void = PostgresType(rawValue: 2278)
     /// `boolean[]`.
-    public static let boolArray = PostgresType(rawValue: 1000)
+    package static let boolArray = PostgresType(rawValue: 1000)
     /// `bytea[]`.
-    public static let byteaArray = PostgresType(rawValue: 1001)
+    package static let byteaArray = PostgresType(rawValue: 1001)
     /// `smallint[]`.
-    public static let int2Array = PostgresType(rawValue: 1005)
+    package static let int2Array = PostgresType(rawValue: 1005)
     /// `integer[]`.
-    public static let int4Array = PostgresType(rawValue: 1007)
+    package static let int4Array = PostgresType(rawValue: 1007)
     /// `text[]`.
-    public static let textArray = PostgresType(rawValue: 1009)
+    package static let textArray = PostgresType(rawValue: 1009)
     /// `character varying[]`.
-    public static let varcharArray = PostgresType(rawValue: 1015)
+    package static let varcharArray = PostgresType(rawValue: 1015)
     /// `bigint[]`.
-    public static let int8Array = PostgresType(rawValue: 1016)
+    package static let int8Array = PostgresType(rawValue: 1016)
     /// `real[]`.
-    public static let float4Array = PostgresType(rawValue: 1021)
+    package static let float4Array = PostgresType(rawValue: 1021)
     /// `double precision[]`.
-    public static let float8Array = PostgresType(rawValue: 1022)
+    package static let float8Array = PostgresType(rawValue: 1022)
     /// `timestamp with time zone[]`.
-    public static let timestamptzArray = PostgresType(rawValue: 1185)
+    package static let timestamptzArray = PostgresType(rawValue: 1185)
     /// `numeric[]`.
-    public static let numericArray = PostgresType(rawValue: 1231)
+    package static let numericArray = PostgresType(rawValue: 1231)
     /// `uuid[]`.
-    public static let uuidArray = PostgresType(rawValue: 2951)
+    package static let uuidArray = PostgresType(rawValue: 2951)
 
     private static let names: [UInt32: String] = [
         0: "unspecified", 16: "boolean", 17: "bytea", 18: "\"char\"", 19: "name", 20: "bigint", 21: "smallint",
@@ -88,13 +88,13 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
         uniqueKeysWithValues: arrays.map { ($0.value, $0.key) })
 
     /// The 1-D array type whose elements are this type (`integer` -> `integer[]`); `nil` if unknown.
-    public var arrayType: PostgresType? { Self.arrays[rawValue].map(PostgresType.init(rawValue:)) }
+    package var arrayType: PostgresType? { Self.arrays[rawValue].map(PostgresType.init(rawValue:)) }
 
     /// The element type when this is a known array type (`integer[]` -> `integer`); `nil` otherwise.
-    public var elementType: PostgresType? { Self.elements[rawValue].map(PostgresType.init(rawValue:)) }
+    package var elementType: PostgresType? { Self.elements[rawValue].map(PostgresType.init(rawValue:)) }
 
     /// The SQL name, e.g. `bigint`, `text[]`, or `oid 1234` for a type the driver does not know.
-    public var description: String {
+    package var description: String {
         if let name = Self.names[rawValue] { return name }
         if let element = elementType, let name = Self.names[element.rawValue] { return name + "[]" }
         return "oid \(rawValue)"

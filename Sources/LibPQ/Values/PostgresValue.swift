@@ -4,27 +4,27 @@
 /// ```swift
 /// try connection.query("select * from t where id = $1", [PostgresValue(Int64(7))])
 /// ```
-public struct PostgresValue: Sendable, Hashable {
+package struct PostgresValue: Sendable, Hashable {
     /// The value's PostgreSQL type; `.unspecified` lets the server infer it.
-    public var type: PostgresType
+    package var type: PostgresType
     /// The binary representation; `nil` is SQL NULL.
-    public var bytes: [UInt8]?
+    package var bytes: [UInt8]?
 
     /// Wraps a type and already encoded bytes (`nil` for NULL).
-    public init(type: PostgresType, bytes: [UInt8]?) {
+    package init(type: PostgresType, bytes: [UInt8]?) {
         self.type = type
         self.bytes = bytes
     }
 
     /// SQL NULL of the given type.
-    public static func null(_ type: PostgresType) -> PostgresValue {
+    package static func null(_ type: PostgresType) -> PostgresValue {
         PostgresValue(type: type, bytes: nil)
     }
 
     /// Encodes a Swift value; `Optional.none` becomes NULL of the wrapped type.
     ///
     /// - Throws: ``LibPQError`` with code `.encoding` when the value cannot be represented.
-    public init<T: PostgresEncodable>(_ value: T) throws {
+    package init<T: PostgresEncodable>(_ value: T) throws {
         type = T.postgresType
         if value.isPostgresNull {
             bytes = nil
@@ -36,12 +36,12 @@ public struct PostgresValue: Sendable, Hashable {
     }
 
     /// Whether this is SQL NULL.
-    public var isNull: Bool { bytes == nil }
+    package var isNull: Bool { bytes == nil }
 
     /// Decodes the value as a Swift type (NULL only decodes into an `Optional`).
     ///
     /// - Throws: ``LibPQError`` with code `.decoding` when the type or the bytes do not fit.
-    public func decode<T: PostgresDecodable>(_ swiftType: T.Type = T.self) throws -> T {
+    package func decode<T: PostgresDecodable>(_ swiftType: T.Type = T.self) throws -> T {
         guard let bytes else { return try T.decodeNull(type: type) }
         return try bytes.withUnsafeBytes { try T.decode(from: $0, type: type) }
     }

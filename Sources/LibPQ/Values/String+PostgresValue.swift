@@ -1,12 +1,12 @@
 extension String: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// `text`.
-    public static var postgresType: PostgresType { .text }
+    package static var postgresType: PostgresType { .text }
 
     /// Appends the UTF-8 bytes.
     ///
     /// - Throws: ``LibPQError`` `.encoding` when the string contains a NUL character, which PostgreSQL
     ///   text cannot hold.
-    public func encode(into buffer: inout [UInt8]) throws {
+    package func encode(into buffer: inout [UInt8]) throws {
         let start = buffer.count
         buffer.append(contentsOf: utf8)
         if buffer[start...].contains(0) {
@@ -18,7 +18,7 @@ extension String: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
     /// Reads `text`, `character varying`, `character`, `name` or an untyped literal.
     ///
     /// - Throws: ``LibPQError`` `.decoding` for other types.
-    public static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> String {
+    package static func decode(from bytes: UnsafeRawBufferPointer, type: PostgresType) throws -> String {
         switch type {
         case .text, .varchar, .bpchar, .name, .unknown: return String(decoding: bytes, as: UTF8.self)
         default: throw LibPQError.typeMismatch(type, String.self)
