@@ -24,6 +24,10 @@ protocol DatabaseSession: AnyObject {
     /// rolled back when it throws (see `Connection.withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`
     /// for the errors, among them `LibPQError(.commitOutcomeUnknown)` for a lost `COMMIT` reply).
     func transaction<T>(isolation: IsolationLevel?, readOnly: Bool, _ body: () throws -> T) throws -> T
+    /// Sends the current transaction's `COMMIT` in the same pipeline as the next statement, after it.
+    func commitWithNextStatement()
+    /// Whether the current transaction's `COMMIT` went with its last statement and succeeded.
+    var committedWithLastStatement: Bool { get }
     /// Sends every statement `body` sends without waiting, then hands each result to `each` in order as it
     /// arrives (one round trip). A failing statement throws `PipelineError`.
     func pipeline(

@@ -99,7 +99,8 @@ extension PostgresStore {
             do {
                 return try withRunner { runner in
                     try runner.transaction { runner in
-                        let executor = WriteExecutor(runner: runner, statements: writeStatements)
+                        let executor = WriteExecutor(
+                            runner: runner, statements: writeStatements, notifies: notificationChannel != nil)
                         let outcome = try executor.execute(choose(runner))
                         if let channel = notificationChannel {
                             try Self.notify(channel, outcome.notified, outcome.notifiedResult, runner)

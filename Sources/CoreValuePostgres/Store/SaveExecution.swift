@@ -56,7 +56,8 @@ final class SaveExecution {
     ///
     /// - Throws: `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
     ///   server errors.
-    func run() throws -> SaveResult {
+    func run(mayCommitWithLastStatement: Bool = false) throws -> SaveResult {
+        if mayCommitWithLastStatement, isOneRowStatement { runner.commitWithNextStatement() }
         try lockMixedUniqueRows()
         var pending: [PendingLink] = []
         let runner = runner
@@ -81,6 +82,22 @@ final class SaveExecution {
             for (group, rows) in stale { try write(group, rows, emit) }
         }
         return result
+    }
+
+    /// Whether the plan is one statement for one row whose effect may stand whatever its result: an upsert,
+    /// an update or a delete of one row (a version check that fails writes nothing, and the row's other
+    /// checks run before it is sent). Its transaction's `COMMIT` can then go in the same pipeline: the
+    /// request path's save in one round trip.
+    var isOneRowStatement: Bool {
+        let rows =
+            plan.insertCount + plan.updates.reduce(0) { $0 + $1.rows.count }
+            + plan.deletes.reduce(0) { $0 + $1.keys.count }
+        guard rows == 1, plan.links.isEmpty else { return false }
+        // A foreign key to an object not saved yet would need a second statement.
+        func knowsTargets(_ row: SavePlan.Row) -> Bool { row.toOne.values.allSatisfy { $0?.isTemporary != true } }
+        if let group = plan.inserts.first { return group.upsertKey != nil && group.rows.allSatisfy(knowsTargets) }
+        if let group = plan.updates.first { return group.rows.allSatisfy { !$0.unlessCurrent && knowsTargets($0) } }
+        return true
     }
 
     /// Sends the plan's inserts and upserts through `emit` (a pipeline) without waiting for their results:

@@ -85,6 +85,10 @@ struct StatementRunner {
         }
     }
 
+    /// Sends the transaction's `COMMIT` with the next statement (see `Connection.commitWithNextStatement()`):
+    /// only before a last statement whose effect may stand whatever its result.
+    func commitWithNextStatement() { connection.commitWithNextStatement() }
+
     /// Runs `body` in a transaction, its `BEGIN` sent with the first statement.
     func transaction<T>(isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (StatementRunner) throws -> T)
         throws -> T
@@ -100,8 +104,9 @@ struct StatementRunner {
             }
             let result = try body(runner)
             // Last chance for a cancelled async call: throwing here rolls back, so "cancelled" always means
-            // "nothing committed". A cancellation after this point is too late, and the call succeeds.
-            try cancellation?.checkCancellation()
+            // "nothing committed". A cancellation after this point (or a COMMIT that went with the last
+            // statement) is too late, and the call succeeds.
+            if !connection.committedWithLastStatement { try cancellation?.checkCancellation() }
             return result
         }
     }

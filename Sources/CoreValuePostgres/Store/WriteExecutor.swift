@@ -33,11 +33,14 @@ struct WriteOutcome {
 struct WriteExecutor {
     let runner: StatementRunner
     let statements: WriteStatements
+    /// Whether a change notification follows the strategy's statements (so the `COMMIT` cannot go with them).
+    var notifies = false
 
     func execute(_ strategy: WriteStrategy) throws -> WriteOutcome {
         switch strategy {
         case .statements(let plan, let changes):
-            let result = try SaveExecution(plan: plan, statements: statements, runner: runner).run()
+            let result = try SaveExecution(plan: plan, statements: statements, runner: runner)
+                .run(mayCommitWithLastStatement: !notifies)
             return WriteOutcome(result: result, notified: changes, isStreamed: false)
         case .pipelinedParts(let source, let insertingNew):
             var notified = ChangeSet()

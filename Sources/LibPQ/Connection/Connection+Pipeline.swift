@@ -289,15 +289,34 @@ extension Connection {
         roundTrips += 1
         let sender = PipelineSender(connection: self, handle: handle, box: SentStatements())
         let value: T
+        let commits = pipelinedCommit == .requested
         do {
             if let begin = takePendingBegin() { try sender.sendPrelude(begin) }
             value = try body(sender)
+            if commits {
+                try sender.sendPrelude("COMMIT")
+                pipelinedCommit = .sent
+            }
             guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
         } catch {
             abandonPipeline(handle, sender.box.statements, implicitTransaction: wasIdle)
-            throw error
+            throw commits && pipelinedCommit == .sent ? Self.commitError(error, connectionBroken: true) : error
         }
-        return (value, try collectPipelineResults(handle, sender.box.statements, each: each))
+        do {
+            let results = try collectPipelineResults(handle, sender.box.statements, each: each)
+            if commits { pipelinedCommit = .committed }
+            return (value, results)
+        } catch {
+            guard commits else { throw error }
+            // The COMMIT's own failure (a deferred constraint, a serialization failure) or a statement's before
+            // it: rolled back, reported as is. A lost connection: the COMMIT may have run.
+            if PQtransactionStatus(handle) == PQTRANS_IDLE, !isBroken, (error as? LibPQError) == nil {
+                // A caller's check that threw after every result arrived: the COMMIT ran.
+                if (error as? PipelineError) == nil { pipelinedCommit = .committed }
+                throw error
+            }
+            throw Self.commitError(error, connectionBroken: isBroken)
+        }
     }
 
     /// Writes what libpq holds for the server, as far as the socket takes it now, without waiting: the rest

@@ -11,13 +11,10 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         let encoded = try EncodedParameters(parameters)
-        if let begin = takePendingBegin() {
-            // The transaction's BEGIN and this statement in one pipeline: one round trip.
+        if pendingBegin != nil || pipelinedCommit == .requested {
+            // The transaction's BEGIN, or its COMMIT, and this statement in one pipeline: one round trip.
             do {
-                return try pipelined { sender in
-                    try sender.sendPrelude(begin)
-                    try sender.send(sql, encoded)
-                }.results[0]
+                return try pipelined { sender in try sender.send(sql, encoded) }.results[0]
             } catch let error as PipelineError {
                 throw error.error
             }

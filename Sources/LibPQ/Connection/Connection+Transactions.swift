@@ -29,6 +29,8 @@ extension Connection {
         if PQtransactionStatus(handle) == PQTRANS_INTRANS || pendingBegin != nil {
             return try withSavepoint(body)
         }
+        pipelinedCommit = .none
+        defer { pipelinedCommit = .forbidden }
         var begin = "BEGIN"
         if let isolation { begin += " ISOLATION LEVEL \(isolation.sql)" }
         if readOnly { begin += " READ ONLY" }
@@ -41,10 +43,11 @@ extension Connection {
         do {
             value = try body(self)
         } catch {
-            // Never begun on the server: nothing to roll back.
+            // Never begun on the server: nothing to roll back. Committed with the last statement: nothing
+            // left to roll back either (the caller's check failed on a statement that changed nothing).
             if pendingBegin != nil {
                 pendingBegin = nil
-            } else {
+            } else if pipelinedCommit != .committed {
                 rollbackQuietly()
             }
             throw error
@@ -53,9 +56,27 @@ extension Connection {
             pendingBegin = nil
             return value
         }
+        if pipelinedCommit == .committed { return value }
         try commit()
         return value
     }
+
+    /// Sends the transaction's `COMMIT` in the same pipeline as the next statement (or pipeline), after it:
+    /// one round trip for the last statement and the commit. Call it inside
+    /// ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` just before the transaction's last
+    /// statement; outside a transaction it does nothing.
+    ///
+    /// The server commits unless a statement of that pipeline fails (the `COMMIT` is then skipped, and the
+    /// transaction rolled back as usual), so the caller must know that whatever the statement's result, its
+    /// effect may stand: a check of the result that throws afterwards cannot undo it. A connection lost once
+    /// the `COMMIT` was sent is `LibPQError(.commitOutcomeUnknown)`, as for a `COMMIT` sent alone.
+    package func commitWithNextStatement() {
+        guard pipelinedCommit == .none, pendingBegin != nil || transactionStatus == .inTransaction else { return }
+        pipelinedCommit = .requested
+    }
+
+    /// Whether the current transaction's `COMMIT` already went with its last statement and succeeded.
+    package var committedWithLastStatement: Bool { pipelinedCommit == .committed }
 
     /// The `BEGIN` still to be sent, which the caller sends now, with its statement.
     func takePendingBegin() -> String? {
@@ -118,6 +139,10 @@ extension Connection {
     private func withSavepoint<T>(_ body: (Connection) throws -> T) throws -> T {
         let name = Connection.quoteIdentifier("libpq_savepoint_\(savepointDepth())")
         try execute("SAVEPOINT \(name)")
+        // The outer transaction's COMMIT is the outer body's to send: not inside a savepoint.
+        let outer = pipelinedCommit
+        pipelinedCommit = .forbidden
+        defer { pipelinedCommit = outer }
         do {
             let value = try body(self)
             try execute("RELEASE SAVEPOINT \(name)")
@@ -141,4 +166,19 @@ extension Connection {
         }
         try? execute("ROLLBACK")
     }
+}
+
+/// Where a transaction's `COMMIT` sent with its last statement stands.
+enum PipelinedCommit {
+    /// Sent alone at the end, as usual.
+    case none
+    /// To go with the next statement or pipeline.
+    case requested
+    /// Queued in a pipeline whose results are not all in.
+    case sent
+    /// Run: the transaction is over.
+    case committed
+    /// Inside a savepoint, or outside ``Connection/withTransaction(isolation:readOnly:beginWithFirstStatement:_:)``:
+    /// never requested.
+    case forbidden
 }

@@ -21,6 +21,9 @@ package final class Connection {
     /// The `BEGIN` of a ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` not sent yet: it
     /// goes to the server with the transaction's first statement.
     var pendingBegin: String?
+    /// The state of a transaction whose `COMMIT` goes in the pipeline of its last statement (see
+    /// ``commitWithNextStatement()``).
+    var pipelinedCommit = PipelinedCommit.forbidden
     /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
     var nextSavepoint = 0
     /// Why the connection must not be used again although libpq still reports `CONNECTION_OK` (reading

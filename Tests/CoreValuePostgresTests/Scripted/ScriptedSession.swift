@@ -58,12 +58,27 @@ private final class ScriptedSession: DatabaseSession {
     let sessions: ScriptedSessions
     var roundTrips = 0
     var statementsPrepared = 0
+    /// The transaction's COMMIT goes with the next statement; then, whether it ran.
+    var commitRequested = false
+    var committedWithLastStatement = false
+
+    func commitWithNextStatement() { commitRequested = true }
+
+    /// The COMMIT asked with a statement, when one was requested.
+    private func commitIfRequested() throws {
+        guard commitRequested else { return }
+        commitRequested = false
+        _ = try sessions.ask(.commit)
+        committedWithLastStatement = true
+    }
 
     init(sessions: ScriptedSessions) { self.sessions = sessions }
 
     func query(_ sql: String, _ parameters: [PostgresValue]) throws -> QueryResult {
         roundTrips += 1
-        return try sessions.ask(.statement(sql: sql, parameters: parameters))
+        let result = try sessions.ask(.statement(sql: sql, parameters: parameters))
+        try commitIfRequested()
+        return result
     }
 
     func queryRows(_ sql: String, _ parameters: [PostgresValue], _ body: (QueryResult) throws -> Void) throws -> Int {
@@ -85,13 +100,16 @@ private final class ScriptedSession: DatabaseSession {
 
     func transaction<T>(isolation: IsolationLevel?, readOnly: Bool, _ body: () throws -> T) throws -> T {
         sessions.record("BEGIN")
+        committedWithLastStatement = false
+        commitRequested = false
         let value: T
         do {
             value = try body()
         } catch {
-            sessions.record("ROLLBACK")
+            if !committedWithLastStatement { sessions.record("ROLLBACK") }
             throw error
         }
+        if committedWithLastStatement { return value }
         roundTrips += 1
         _ = try sessions.ask(.commit)
         return value
@@ -118,6 +136,7 @@ private final class ScriptedSession: DatabaseSession {
             case .failure(let error): throw PipelineError(index: index, error: error)
             }
         }
+        try commitIfRequested()
     }
 
     func makeCancel() throws -> @Sendable () throws -> Void { {} }
