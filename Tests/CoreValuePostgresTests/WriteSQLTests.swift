@@ -22,6 +22,21 @@ import Testing
         )
     }
 
+    @Test func oneRowIsUpdatedWithScalarParameters() {
+        let price = ColumnValues(name: "price", type: .int32, values: [.int32(5)])
+        let unset = ColumnValues(name: "doors", type: .int32, values: [.null], isSet: [false])
+        let checked = statements.update(table: "Car", keys: [7], versions: [3], columns: [price, unset])
+        #expect(
+            checked.text
+                == #"UPDATE "s"."Car" AS t SET "price" = $1::integer, "_version" = t."_version" + 1 WHERE t."_pk" = $2::bigint AND t."_version" = $3::bigint RETURNING t."_pk", t."_version""#
+        )
+        #expect(checked.binds == [.scalar(.int32, .int32(5)), .int64(7), .int64(3)])
+        // Without a version read (a unique struct written whole): no check, another statement text.
+        let unchecked = statements.update(table: "Car", keys: [7], versions: [nil], columns: [price])
+        #expect(!unchecked.text.contains("_version\" = $"))
+        #expect(unchecked.binds == [.scalar(.int32, .int32(5)), .int64(7)])
+    }
+
     @Test func upsertsOnTheIdentifier() {
         let id = ColumnValues(name: "id", type: .string, values: [.string("x"), .string("y")])
         let sql = statements.upsert(into: "Author", key: Attribute("id", .string, unique: true), columns: [id, name])

@@ -133,6 +133,9 @@ package struct WriteStatements: Sendable {
     package func update(
         table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
     ) -> SQL {
+        if keys.count == 1, lockOrder == nil, let key = keys.first {
+            return updateOne(table: table, key: key, version: versions.first ?? nil, columns: columns)
+        }
         var prefix: SQL = ""
         var gate: SQL = ""
         if let lockOrder {
@@ -166,6 +169,24 @@ package struct WriteStatements: Sendable {
             + "FROM unnest(\(SQL.joined(arrays, separator: ", "))) AS u(\(list(aliases))) "
             + "WHERE t.\(Self.pk) = u.\(Self.pk) AND (u.\(Self.version) IS NULL OR t.\(Self.version) = u.\(Self.version))"
             + gate + " RETURNING t.\(Self.pk), t.\(Self.version)"
+    }
+
+    /// ``update(table:keys:versions:columns:lockOrder:)`` for one row, with one scalar parameter per value:
+    /// `UPDATE ... SET ... WHERE "_pk" = $1 [AND "_version" = $2] RETURNING "_pk", "_version"`. The server
+    /// plans a primary-key lookup with no arrays to unpack, and the client encodes no arrays: the request
+    /// path's save. Columns the row does not set are left out.
+    private func updateOne(table: String, key: Int64, version: Int64?, columns: [ColumnValues]) -> SQL {
+        var assignments: [SQL] = []
+        for column in columns where column.isSet?.first ?? true {
+            let value = column.values.first ?? .null
+            assignments.append("\(SQLIdentifier(column.name)) = \(typedBind: .scalar(column.type, value))")
+        }
+        assignments.append("\(Self.version) = t.\(Self.version) + 1")
+        var sql: SQL =
+            "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
+            + "WHERE t.\(Self.pk) = \(typedBind: .int64(key))"
+        if let version { sql = sql + " AND t.\(Self.version) = \(typedBind: .int64(version))" }
+        return sql + " RETURNING t.\(Self.pk), t.\(Self.version)"
     }
 
     /// `SELECT "_pk", "_version" ... WHERE "_pk" = ANY($1)`: the versions of these rows now (a row that no
