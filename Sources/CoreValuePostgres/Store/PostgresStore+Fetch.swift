@@ -1,6 +1,7 @@
 @_spi(StoreImplementation) import CoreValue
 import Foundation
 import LibPQ
+import Synchronization
 
 extension PostgresStore {
     /// The stored rows that match a request, in the request's order, with every relationship's keys.
@@ -270,6 +271,13 @@ extension PostgresStore {
                 try reader.append(&row, to: &part)
                 if part.count >= size { try full(&part) }
             }
+        } else if few {
+            // One result for them all (libpq's usual mode): single-row mode's result per row and the empty one
+            // that ends them cost more than they save for a handful of rows.
+            let result = try runner.run(sql)
+            guard result.rowCount > 0 else { return }
+            try reader.append(result, to: &part)
+            if part.count >= size { try full(&part) }
         } else {
             try runner.runRows(sql) { result in
                 try reader.append(result, to: &part)
@@ -289,8 +297,13 @@ private final class StreamRunner {
         "CoreValuePostgres.stream.\(ObjectIdentifier(store))"
     }
 
+    /// How many batches are being handed out now, in the whole process: while none is, a read skips the
+    /// thread-dictionary lookup (a key built and a bridged dictionary searched on every request's read).
+    private static let active = Atomic<Int>(0)
+
     static func current(for store: PostgresStore) -> StatementRunner? {
-        (Thread.current.threadDictionary[key(store)] as? StreamRunner)?.runner
+        guard active.load(ordering: .acquiring) > 0 else { return nil }
+        return (Thread.current.threadDictionary[key(store)] as? StreamRunner)?.runner
     }
 
     static func with<T>(_ runner: StatementRunner, for store: PostgresStore, _ body: () throws -> T) rethrows -> T {
@@ -298,7 +311,11 @@ private final class StreamRunner {
         let key = key(store)
         let previous = dictionary[key]
         dictionary[key] = StreamRunner(runner)
-        defer { dictionary[key] = previous }
+        active.add(1, ordering: .releasing)
+        defer {
+            active.subtract(1, ordering: .releasing)
+            dictionary[key] = previous
+        }
         return try body()
     }
 }
