@@ -11,10 +11,15 @@ package struct FetchStatements: Sendable {
     /// The schema tables live in, or `nil` for the search path.
     package let schema: String?
 
+    /// Each entity's row statement without a condition (``select(_:from:)`` from its own table), built once:
+    /// a request's read then appends its condition to it instead of quoting every column again.
+    private var selects: [String: SQL] = [:]
+
     /// Creates a builder.
     package init(mapping: SchemaMapping, schema: String?) {
         self.mapping = mapping
         self.schema = schema
+        for entity in mapping.model.entities { selects[entity.name] = select(entity) }
     }
 
     /// The row statement for a fetch request: condition, order, limit and offset.
@@ -27,7 +32,7 @@ package struct FetchStatements: Sendable {
     package func rows(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
-        var sql = select(entity)
+        var sql = selects[entity.name] ?? select(entity)
         try appendFilter(request, compiler, to: &sql, ordered: !request.sortDescriptors.isEmpty)
         return sql
     }
