@@ -26,16 +26,17 @@ run: deps
 
 # Every test, against a cluster started for this run and stopped afterwards, even when tests fail.
 # TEST_DATABASE_URL points the tests at another server instead (each test works in its own schema).
+# Every test, then the behaviour suite once more with boxing through Mirror only (the key-path fast path
+# off: COREVALUE_REFLECTION=mirror), so that the fallback is tested on both stores too.
+MIRROR_SUITE = memoryStoreBehaviour|postgresStoreBehaviour
 test: deps
 	$(SWIFT) build --build-tests
 	@status=0; \
-	if [[ -n "$${TEST_DATABASE_URL:-}" ]]; then \
-		DATABASE_URL="$$TEST_DATABASE_URL" $(SWIFT) test --skip-build || status=$$?; \
-	else \
-		url=$$(scripts/db-up.sh) || exit 1; \
-		DATABASE_URL="$$url" $(SWIFT) test --skip-build || status=$$?; \
-		scripts/db-down.sh; \
-	fi; \
+	if [[ -n "$${TEST_DATABASE_URL:-}" ]]; then url="$$TEST_DATABASE_URL"; else url=$$(scripts/db-up.sh) || exit 1; fi; \
+	DATABASE_URL="$$url" $(SWIFT) test --skip-build || status=$$?; \
+	COREVALUE_REFLECTION=mirror DATABASE_URL="$$url" $(SWIFT) test --skip-build --filter '$(MIRROR_SUITE)' \
+		|| status=$$?; \
+	if [[ -z "$${TEST_DATABASE_URL:-}" ]]; then scripts/db-down.sh; fi; \
 	exit $$status
 
 # The tests that need several servers: a primary, a synchronous streaming standby and pgbouncer in

@@ -416,11 +416,17 @@ package final class LayoutCache {
         case mirror
     }
 
-    /// How this context's boxing reads fields; ``Reflection/keyPaths`` unless a test says otherwise.
+    /// How contexts box unless told otherwise: ``Reflection/mirror`` when the environment variable
+    /// `COREVALUE_REFLECTION` is `mirror` (CI runs the behaviour suite once so, and a user who suspects the
+    /// key-path path can compare), ``Reflection/keyPaths`` otherwise. Read once per process.
+    package static let defaultReflection: Reflection =
+        ProcessInfo.processInfo.environment["COREVALUE_REFLECTION"] == "mirror" ? .mirror : .keyPaths
+
+    /// How this context's boxing reads fields; ``defaultReflection`` unless a test says otherwise.
     ///
     /// This and the plan tables below are read once per boxed struct and unchecked for exclusive access: a
     /// cache belongs to one context, used by one thread at a time.
-    @exclusivity(unchecked) package var reflection = Reflection.keyPaths
+    @exclusivity(unchecked) package var reflection = LayoutCache.defaultReflection
     /// The key-path plans other contexts of the same model index built; `nil` for a cache of its own.
     let shared: SharedPlans?
 
