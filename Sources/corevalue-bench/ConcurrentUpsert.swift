@@ -50,7 +50,8 @@ struct ConcurrentUpsert {
     static func worker(url: String, index: Int) -> Int32 {
         do {
             let store = try PostgresStore(
-                url: url, model: try BenchModel.make(), schema: BenchModel.schema, poolSize: 1)
+                model: try BenchModel.make(),
+                configuration: try .init(url: url, schema: BenchModel.schema).with { $0.poolSize = 1 })
             let batches = (1...rounds).map { r in
                 (1...ids).map { BenchData.employee($0, salaryDelta: Double(100 * r + index)) }
             }

@@ -26,7 +26,7 @@ final class Workload {
         try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(BenchModel.schema)) CASCADE")
         try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(BenchModel.schema))")
         try admin.execute(SchemaPrinter(model: model, schema: BenchModel.schema).ddl)
-        self.store = try PostgresStore(url: url, model: model, schema: BenchModel.schema)
+        self.store = try PostgresStore(model: model, configuration: try .init(url: url, schema: BenchModel.schema))
     }
 
     /// Times `body`, prints the operation's line, and records a failed check.

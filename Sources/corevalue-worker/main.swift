@@ -53,7 +53,9 @@ else {
 let shuffled = arguments.count == 6
 
 do {
-    let store = try PostgresStore(url: arguments[0], model: ExampleModel.make(), schema: arguments[1], poolSize: 1)
+    let store = try PostgresStore(
+        model: ExampleModel.make(),
+        configuration: try .init(url: arguments[0], schema: arguments[1]).with { $0.poolSize = 1 })
     let batches = (1...rounds).map { round in
         let products = (1...count).map { id in
             Product(

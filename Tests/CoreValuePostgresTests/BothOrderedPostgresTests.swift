@@ -16,9 +16,11 @@ import Testing
         #expect(ddl.components(separatedBy: "DEFERRABLE INITIALLY DEFERRED").count - 1 >= 2)
         try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
         try TestDatabase.execute(url, ddl)
-        let store = try PostgresStore(url: url, model: model, schema: schema, poolSize: 2)
+        let store = try PostgresStore(
+            model: model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 2 })
         defer { store.close() }
-        let second = try PostgresStore(url: url, model: model, schema: schema, poolSize: 1)
+        let second = try PostgresStore(
+            model: model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 1 })
         defer { second.close() }
         try BothOrderedSuite.run(store, readers: [store, second])
     }

@@ -15,9 +15,15 @@ import Testing
         try TestDatabase.withExampleStore(function) { _, url, schema in
             let channel = "cv_" + schema
             let writer = try PostgresStore(
-                url: url, model: ExampleModel.model, schema: schema, poolSize: 1, notificationChannel: channel)
+                model: ExampleModel.model,
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 1; $0.notificationChannel = channel
+                })
             let other = try PostgresStore(
-                url: url, model: ExampleModel.model, schema: schema, poolSize: 1, notificationChannel: channel)
+                model: ExampleModel.model,
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 1; $0.notificationChannel = channel
+                })
             defer {
                 writer.close()
                 other.close()
@@ -99,7 +105,8 @@ import Testing
             for channel in ["", String(repeating: "c", count: 64)] {
                 #expect(throws: PostgresStoreError.self) {
                     _ = try PostgresStore(
-                        url: url, model: ExampleModel.model, schema: schema, notificationChannel: channel)
+                        model: ExampleModel.model,
+                        configuration: try .init(url: url, schema: schema).with { $0.notificationChannel = channel })
                 }
             }
         }

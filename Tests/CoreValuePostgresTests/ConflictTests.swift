@@ -14,7 +14,8 @@ import Testing
     @Test func twoWritersOfOneVersionConflict() throws {
         try TestDatabase.withExampleStore { store, url, schema in
             let car = try insertCar(store)
-            let other = try PostgresStore(url: url, model: store.model, schema: schema, poolSize: 1)
+            let other = try PostgresStore(
+                model: store.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 1 })
             defer { other.close() }
             _ = try other.apply(
                 ChangeSet(updates: [ObjectChange(id: car, version: 1, attributes: ["name": .string("theirs")])]))
@@ -164,7 +165,8 @@ import Testing
             #expect(try store.fetch(ids: ids).allSatisfy { $0.version == 1 })
 
             // Another writer changes two rows: those two are written back whole, the others are not touched.
-            let other = try PostgresStore(url: url, model: store.model, schema: schema, poolSize: 1)
+            let other = try PostgresStore(
+                model: store.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 1 })
             defer { other.close() }
             _ = try other.apply(
                 ChangeSet(

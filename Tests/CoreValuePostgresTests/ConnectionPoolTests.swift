@@ -50,7 +50,10 @@ import Testing
                 try Migration.load(from: TestDatabase.migrationsDirectory))
             // Five attempts: before the fix each one drew another stale connection and all of them failed.
             let store = try PostgresStore(
-                url: url, model: try ExampleModel.make(), schema: schema, poolSize: 6, maxAttempts: 5)
+                model: try ExampleModel.make(),
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 6; $0.maxAttempts = 5
+                })
             defer { store.close() }
             var pids: [Int32] = []
             try Self.withConnections(store.pool, 6) { connections in

@@ -42,7 +42,7 @@ import Testing
             let model = try Self.model(inverseRule: .nullify)
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
-            let store = try PostgresStore(url: url, model: model, schema: schema)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let r = ObjectChange(id: .temporary("R"), attributes: ["name": .string("r")])
             let u = ObjectChange(id: .temporary("U"), attributes: ["name": .string("u")], toOne: ["ref": r.id])

@@ -124,7 +124,8 @@ import Testing
             defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
             let migrator = try Migrator(url: url, schema: schema)
             #expect(try migrator.migrate(try Migration.load(from: TestDatabase.migrationsDirectory)).count == 1)
-            let store = try PostgresStore(url: url, model: try ExampleModel.make(), schema: schema)
+            let store = try PostgresStore(
+                model: try ExampleModel.make(), configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let id = ManagedObjectID.temporary("Company")
             _ = try store.apply(ChangeSet(inserts: [ObjectChange(id: id, attributes: ["name": .string("x")])]))

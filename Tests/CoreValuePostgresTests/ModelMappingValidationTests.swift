@@ -20,7 +20,9 @@ import Testing
         // The store refuses it before any connection is made (nothing listens on port 1).
         #expect {
             try PostgresStore(
-                configuration: try ConnectionConfiguration("host=127.0.0.1 port=1 connect_timeout=1"), model: model)
+                model: model,
+                configuration: .init(connection: try ConnectionConfiguration("host=127.0.0.1 port=1 connect_timeout=1"))
+            )
         } throws: { error in
             (error as? PostgresStoreError)?.code == .invalidModel
         }
@@ -82,7 +84,7 @@ import Testing
             }
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
-            let store = try PostgresStore(url: url, model: model, schema: schema)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let first = ObjectChange(id: .temporary("Item"), attributes: ["name": .string("a")])
             let second = ObjectChange(id: .temporary("Item"), attributes: ["name": .string("b")])

@@ -59,7 +59,7 @@ import Testing
             let table = SQLIdentifier("Company_employees", schema: schema).quoted
             try TestDatabase.execute(url, "ALTER TABLE \(table) DROP CONSTRAINT \"Company_employees_member_key\"")
             #expect {
-                try PostgresStore(url: url, model: ExampleModel.model, schema: schema)
+                try PostgresStore(model: ExampleModel.model, configuration: try .init(url: url, schema: schema))
             } throws: { error in
                 (error as? PostgresStoreError)?.mismatches.contains { $0.contains(#"UNIQUE ("member")"#) } == true
             }

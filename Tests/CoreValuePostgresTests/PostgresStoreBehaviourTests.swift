@@ -44,7 +44,8 @@ private final class StoreFactoryRecord: @unchecked Sendable {
             return schema
         }
         _ = try Migrator(url: url, schema: schema).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
-        let store = try PostgresStore(url: url, model: ExampleModel.model, schema: schema, poolSize: 2)
+        let store = try PostgresStore(
+            model: ExampleModel.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 2 })
         lock.withLock { stores.append(store) }
         return store
     }

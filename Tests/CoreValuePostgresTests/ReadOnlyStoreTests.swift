@@ -36,7 +36,9 @@ import Testing
 
             // A session that refuses writes, as a standby does; the schema check and fetches must still work.
             let standbyLike = try Self.standbyLikeURL(url, schema: schema)
-            let reader = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema, readOnly: true)
+            let reader = try PostgresStore(
+                model: ExampleModel.model,
+                configuration: try .init(url: standbyLike, schema: schema).with { $0.readOnly = true })
             defer { reader.close() }
             #expect(reader.isReadOnly)
             let context = ManagedObjectContext(store: reader)
@@ -60,7 +62,8 @@ import Testing
     @Test func theStandbyLikeSessionReallyRefusesWrites() throws {
         try TestDatabase.withExampleStore { _, url, schema in
             let standbyLike = try Self.standbyLikeURL(url, schema: schema)
-            let store = try PostgresStore(url: standbyLike, model: ExampleModel.model, schema: schema)
+            let store = try PostgresStore(
+                model: ExampleModel.model, configuration: try .init(url: standbyLike, schema: schema))
             defer { store.close() }
             var car = Car.sample("refused")
             #expect {

@@ -56,9 +56,9 @@ import Testing
             let first = try migrator.migrate(model: try Self.version1())
             #expect(first.statements.count >= 3)
             #expect(try migrator.diff(model: try Self.version1()).isEmpty)
-            try PostgresStore(url: url, model: try Self.version1(), schema: schema).close()
+            try PostgresStore(model: try Self.version1(), configuration: try .init(url: url, schema: schema)).close()
             // Data in the old shape survives the change.
-            let old = try PostgresStore(url: url, model: try Self.version1(), schema: schema)
+            let old = try PostgresStore(model: try Self.version1(), configuration: try .init(url: url, schema: schema))
             let context = ManagedObjectContext(store: old)
             let author = try context.insert(entityName: "Author")
             try author.setValue("a1", forKey: "code")
@@ -82,7 +82,8 @@ import Testing
             // Applying the printed file is what a user does; migrate(model:) applies the same statements.
             try TestDatabase.execute(url, text)
             #expect(try migrator.diff(model: try Self.version2()).isEmpty)
-            let store = try PostgresStore(url: url, model: try Self.version2(), schema: schema)
+            let store = try PostgresStore(
+                model: try Self.version2(), configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let read = try ManagedObjectContext(store: store).fetch(FetchRequest(entityName: "Author"))
             #expect(try read.first?.value(forKey: "rating") == .double(3.5))
@@ -96,7 +97,7 @@ import Testing
             try migrator.migrate(model: try Self.version1())
             #expect(try migrator.migrate(model: try Self.version2()).statements.isEmpty == false)
             #expect(try migrator.migrate(model: try Self.version2()).isEmpty)
-            try PostgresStore(url: url, model: try Self.version2(), schema: schema).close()
+            try PostgresStore(model: try Self.version2(), configuration: try .init(url: url, schema: schema)).close()
             // Back to version 1: columns and tables to drop, a type to narrow, a column to make required.
             let back = try migrator.diff(model: try Self.version1())
             #expect(back.statements.allSatisfy { !$0.contains("DROP COLUMN") && !$0.contains("DROP TABLE") })
@@ -111,7 +112,7 @@ import Testing
                 (error as? PostgresStoreError)?.code == .migrationNeedsReview
             }
             // Nothing was applied: version 2 still opens.
-            try PostgresStore(url: url, model: try Self.version2(), schema: schema).close()
+            try PostgresStore(model: try Self.version2(), configuration: try .init(url: url, schema: schema)).close()
         }
     }
 
@@ -129,7 +130,8 @@ import Testing
             #expect(diff.statements.contains { $0.contains(#"ADD COLUMN "position" integer NOT NULL"#) })
             #expect(diff.statements.contains { $0.contains("DEFERRABLE INITIALLY DEFERRED") })
             try migrator.migrate(model: try model(.orderedToMany))
-            try PostgresStore(url: url, model: try model(.orderedToMany), schema: schema).close()
+            try PostgresStore(model: try model(.orderedToMany), configuration: try .init(url: url, schema: schema))
+                .close()
             let back = try migrator.diff(model: try model(.unorderedToMany))
             #expect(back.destructive.contains { $0.contains(#"DROP COLUMN "position""#) })
         }
@@ -165,7 +167,8 @@ import Testing
             try TestDatabase.execute(url, unordered.statements.joined(separator: "\n"))
             try TestDatabase.execute(url, #"ALTER TABLE \#(table) DROP COLUMN "position""#)
             #expect(try migrator.diff(model: try model(.unorderedToMany)).isEmpty)
-            try PostgresStore(url: url, model: try model(.unorderedToMany), schema: schema).close()
+            try PostgresStore(model: try model(.unorderedToMany), configuration: try .init(url: url, schema: schema))
+                .close()
         }
         try TestDatabase.withSchema { url, schema in
             let migrator = try Migrator(url: url, schema: schema)

@@ -32,7 +32,7 @@ import Testing
                     "_version" bigint NOT NULL DEFAULT 1);
                 """)
             #expect {
-                try PostgresStore(url: url, model: model, schema: schema)
+                try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             } throws: { error in
                 guard let error = error as? PostgresStoreError, error.code == .schemaMismatch else { return false }
                 return error.mismatches == [
@@ -50,7 +50,7 @@ import Testing
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(emptySchema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: emptySchema).ddl)
             // The printed DDL is exactly what verification expects.
-            let store = try PostgresStore(url: url, model: model, schema: emptySchema)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: emptySchema))
             try store.verify()
             store.close()
         }
@@ -86,7 +86,7 @@ import Testing
                     "position" integer NOT NULL, UNIQUE ("owner", "position"));
                 """)
             #expect {
-                try PostgresStore(url: url, model: model, schema: schema)
+                try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             } throws: { error in
                 guard let error = error as? PostgresStoreError, error.code == .schemaMismatch else { return false }
                 let expected = [
@@ -113,11 +113,11 @@ import Testing
                 url, "CREATE SCHEMA \(SQLIdentifier.quote(schema)); CREATE SCHEMA \(SQLIdentifier.quote(other))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: other).ddl)
             #expect {
-                try PostgresStore(url: url, model: model, schema: schema)
+                try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             } throws: { error in
                 (error as? PostgresStoreError)?.mismatches == [#"table "Solo" is missing"#]
             }
-            let store = try PostgresStore(url: url, model: model, schema: other)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: other))
             store.close()
         }
     }
@@ -132,7 +132,7 @@ import Testing
             }
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
-            let store = try PostgresStore(url: url, model: model, schema: schema)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let a = ManagedObjectID.temporary("Node")
             let b = ManagedObjectID.temporary("Node")
@@ -164,7 +164,7 @@ import Testing
                 """)
             // Nothing to migrate either.
             #expect(try Migrator(url: url, schema: schema).diff(model: ExampleModel.model).isEmpty)
-            let store = try PostgresStore(url: url, model: ExampleModel.model, schema: schema)
+            let store = try PostgresStore(model: ExampleModel.model, configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             let staff = (0..<3).map { Employee(name: "e\($0)", age: 30, position: nil, department: "Sales", job: "x") }
             var company = Company(name: "Old", employees: staff)

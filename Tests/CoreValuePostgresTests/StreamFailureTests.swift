@@ -12,7 +12,10 @@ import Testing
         let name = "cv_stream_\(schema)"
         let separator = url.contains("?") ? "&" : "?"
         let streaming = try PostgresStore(
-            url: url + separator + "application_name=\(name)", model: ExampleModel.model, schema: schema, poolSize: 1)
+            model: ExampleModel.model,
+            configuration: try .init(url: url + separator + "application_name=\(name)", schema: schema).with {
+                $0.poolSize = 1
+            })
         defer { streaming.close() }
         var batches: [[String]] = []
         #expect(throws: (any Error).self) {

@@ -111,7 +111,7 @@ import Testing
             }
             try TestDatabase.execute(url, "CREATE SCHEMA \(SQLIdentifier.quote(schema))")
             try TestDatabase.execute(url, SchemaPrinter(model: model, schema: schema).ddl)
-            let store = try PostgresStore(url: url, model: model, schema: schema)
+            let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
             defer { store.close() }
             func item(_ id: String, _ attributes: AttributeValues) -> ObjectChange {
                 ObjectChange(

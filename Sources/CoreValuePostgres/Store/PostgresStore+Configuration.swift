@@ -93,6 +93,14 @@ extension PostgresStore {
             self.init(connection: try ConnectionConfiguration(url), schema: schema)
         }
 
+        /// This configuration changed by `change`: for an expression, as in the package's own tools and
+        /// tests (`PostgresStore(model: m, configuration: try .init(url: u).with { $0.poolSize = 1 })`).
+        package func with(_ change: (inout Configuration) -> Void) -> Configuration {
+            var changed = self
+            change(&changed)
+            return changed
+        }
+
         /// The checks the store's initialiser makes before connecting.
         func validate() throws {
             if let notificationChannel { try ChangeListener.validate(channel: notificationChannel) }

@@ -6,7 +6,8 @@ import Synchronization
 /// A `Store` (from `CoreValue`) that keeps a model's objects in PostgreSQL.
 ///
 /// ```swift
-/// let store = try PostgresStore(url: "postgresql://localhost/app", model: model, schema: "app")
+/// let configuration = try PostgresStore.Configuration(url: "postgresql://localhost/app", schema: "app")
+/// let store = try PostgresStore(model: model, configuration: configuration)
 /// let context = ManagedObjectContext(store: store)
 /// let cars: [Car] = try Car.query(context, predicate: .key("doors") > 2)
 /// ```
@@ -122,8 +123,10 @@ public final class PostgresStore: Store {
     /// Opens a store on a database, checking that its tables match the model.
     ///
     /// The parameters are those of ``Configuration``, which ``init(model:configuration:)`` takes as one value.
+    /// Deprecated: open a store from a ``Configuration`` (this initialiser goes before 1.0).
     ///
     /// - Throws: As ``init(model:configuration:)``.
+    @available(*, deprecated, message: "use init(model:configuration:) with a PostgresStore.Configuration")
     public convenience init(
         configuration connection: ConnectionConfiguration, model: ManagedObjectModel, schema: String? = nil,
         poolSize: Int = 4, maxAttempts: Int = 5, verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30),
@@ -139,9 +142,14 @@ public final class PostgresStore: Store {
         try self.init(model: model, configuration: configuration)
     }
 
-    /// Opens a store on a database given by a URL or `key=value` connection string.
+    /// Opens a store on a database given by a URL or `key=value` connection string. Deprecated: open a store
+    /// from a ``Configuration`` (this initialiser goes before 1.0).
     ///
     /// - Throws: As ``init(model:configuration:)``, and the driver's error for a malformed connection string.
+    @available(
+        *, deprecated,
+        message: "use init(model:configuration:) with PostgresStore.Configuration(url:schema:) and its properties"
+    )
     public convenience init(
         url: String, model: ManagedObjectModel, schema: String? = nil, poolSize: Int = 4, maxAttempts: Int = 5,
         verifySchema: Bool = true, checkoutTimeout: Duration = .seconds(30), notificationChannel: String? = nil,

@@ -24,7 +24,7 @@ enum DemoCommand: Command {
         let schema = arguments.value("schema") ?? "corevalue_demo"
         let model = try ExampleModel.make()
         // Opening the store first checks the schema, so an unmigrated one is reported as such.
-        let store = try PostgresStore(url: url, model: model, schema: schema)
+        let store = try PostgresStore(model: model, configuration: try .init(url: url, schema: schema))
         try emptyTables(url: url, schema: schema, model: model)
         defer { store.close() }
         var demo = Demo(store: store)
