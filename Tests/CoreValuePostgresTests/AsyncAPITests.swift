@@ -89,8 +89,9 @@ import Testing
             // of 2.8 s on this machine, quiet); without, it ticks within milliseconds (23 ms). The bound is
             // relative only, so that a 2-core machine running other tests at once (everything 5-7x slower, and
             // behind pgbouncer 35 s for the run, with one gap of 2.8 s seen once in CI from a stalled machine)
-            // passes, and blocking, which stalls it for most of the run, still fails.
-            #expect(largest < elapsed / 5, "largest heartbeat gap \(largest) in \(elapsed)")
+            // passes, and blocking, which stalls it for most of the run, still fails. A third: a gap of a fifth
+            // (0.79 s of 3.9 s) was seen once with the whole suite running in parallel on 2 cores.
+            #expect(largest < elapsed / 3, "largest heartbeat gap \(largest) in \(elapsed)")
         }
     }
 

@@ -143,9 +143,9 @@ package final class ConnectionPool: @unchecked Sendable {
             idle = kept
         }
         while let connection = idle.popLast() {
-            // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend. The
-            // first read can consume that message while the EOF behind it is only seen by the next one.
-            if !isExpired(connection) && connection.isUsable && connection.isUsable {
+            // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend (and
+            // the EOF behind it: `isUsable` reads twice when something was waiting).
+            if !isExpired(connection) && connection.isUsable {
                 condition.unlock()
                 return connection
             }

@@ -19,7 +19,12 @@ package struct FetchStatements: Sendable {
     package init(mapping: SchemaMapping, schema: String?) {
         self.mapping = mapping
         self.schema = schema
-        for entity in mapping.model.entities { selects[entity.name] = select(entity) }
+        for entity in mapping.model.entities {
+            let select = select(entity)
+            // One text part when it binds nothing (it never does): a read's text is then its few parts joined,
+            // not every column's quoted name again.
+            selects[entity.name] = select.binds.isEmpty ? SQL(unsafeRaw: select.text) : select
+        }
     }
 
     /// The row statement for a fetch request: condition, order, limit and offset.

@@ -79,7 +79,7 @@ extension Connection {
             do {
                 let result: QueryResult
                 if PQresultStatus(next) == PGRES_SINGLE_TUPLE, let first {
-                    result = QueryResult(takingRow: next, columns: first.columns, columnTypes: first.columnTypes)
+                    result = QueryResult(takingRow: next, columnTypes: first.columnTypes)
                 } else {
                     result = try check(next, handle: handle, sql: sql)
                     if first == nil, result.rowCount > 0 { first = result }

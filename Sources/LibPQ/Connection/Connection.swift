@@ -125,16 +125,21 @@ package final class Connection {
     /// Notifications that arrived are kept for ``waitForNotifications(timeout:)``.
     package var isUsable: Bool {
         guard let handle, unusableReason == nil, PQstatus(handle) == CONNECTION_OK else { return false }
-        guard PQconsumeInput(handle) == 1 else {
-            if PQstatus(handle) == CONNECTION_OK {
-                unusableReason = "reading from the socket failed: \(errorMessage(handle))"
+        // Twice at most: a FATAL message can be read while the EOF behind it only shows on the next read. An
+        // idle connection with nothing waiting (the usual case) costs one poll(2) and no read.
+        for _ in 0..<2 {
+            guard (try? waitForSocket(handle, timeoutMilliseconds: 0)) ?? true else { break }
+            guard PQconsumeInput(handle) == 1 else {
+                if PQstatus(handle) == CONNECTION_OK {
+                    unusableReason = "reading from the socket failed: \(errorMessage(handle))"
+                }
+                return false
             }
-            return false
+            // Parse what arrived: a FATAL error sent while idle reaches the notice receiver.
+            _ = PQisBusy(handle)
+            guard PQstatus(handle) == CONNECTION_OK, unusableReason == nil else { return false }
         }
-        // Parse what arrived: a FATAL error sent while idle reaches the notice receiver, which often comes
-        // before the EOF is readable, so one check is enough.
-        _ = PQisBusy(handle)
-        return PQstatus(handle) == CONNECTION_OK && unusableReason == nil
+        return true
     }
 
     /// The transaction state (`PQtransactionStatus`); `.unknown` when closed or broken.

@@ -22,38 +22,43 @@ package final class QueryResult: @unchecked Sendable {
     package let rowCount: Int
     /// The number of columns.
     package let columnCount: Int
-    /// The result's columns in order.
-    package let columns: [Column]
     /// The columns' server types in order, for decoders that read many cells in a loop.
     package let columnTypes: [PostgresType]
+    /// The command tag of a result made in memory or read row by row; `nil`: libpq's.
+    private let givenTag: String?
+
+    /// The result's columns in order. Read from libpq on each call: a request's read never asks for the
+    /// names, and building them for every result cost a string per column.
+    package var columns: [Column] { QueryResult.columns(of: result) }
+
     /// The number of rows the command affected (`PQcmdTuples`); 0 when the command reports none.
-    package let affectedRows: Int
+    package var affectedRows: Int {
+        if let givenTag { return givenTag.split(separator: " ").last.flatMap { Int($0) } ?? 0 }
+        return PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+    }
+
     /// The command tag, e.g. `INSERT 0 3` or `SELECT 10` (`PQcmdStatus`).
-    package let commandTag: String
+    package var commandTag: String { givenTag ?? PQcmdStatus(result).map { String(cString: $0) } ?? "" }
 
     /// Takes ownership of a finished, successful result.
     init(taking result: OpaquePointer) {
         self.result = result
         rowCount = Int(PQntuples(result))
-        columnCount = Int(PQnfields(result))
-        columns = QueryResult.columns(of: result)
-        columnTypes = columns.map(\.type)
-        affectedRows = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
-        commandTag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+        let count = PQnfields(result)
+        columnCount = Int(count)
+        columnTypes = (0..<count).map { PostgresType(rawValue: PQftype(result, $0)) }
+        givenTag = nil
     }
 
     /// Takes ownership of one row of a statement read in single-row mode (see
-    /// ``Connection/queryRows(_:_:_:)``), with the columns (and their types) of the statement's first row:
-    /// the rows of one statement share them, so they are read once, not per row. Such a result reports no
-    /// command tag.
-    init(takingRow result: OpaquePointer, columns: [Column], columnTypes: [PostgresType]) {
+    /// ``Connection/queryRows(_:_:_:)``), with the column types of the statement's first row: the rows of
+    /// one statement share them, so they are read once, not per row. Such a result reports no command tag.
+    init(takingRow result: OpaquePointer, columnTypes: [PostgresType]) {
         self.result = result
         rowCount = Int(PQntuples(result))
-        columnCount = columns.count
-        self.columns = columns
+        columnCount = columnTypes.count
         self.columnTypes = columnTypes
-        affectedRows = 0
-        commandTag = ""
+        givenTag = ""
     }
 
     /// A result made in memory, without a server, for tests that script a connection: `rows` of binary
@@ -98,10 +103,8 @@ package final class QueryResult: @unchecked Sendable {
         self.result = made
         rowCount = rows.count
         columnCount = columns.count
-        self.columns = columns
         columnTypes = columns.map(\.type)
-        affectedRows = commandTag.split(separator: " ").last.flatMap { Int($0) } ?? 0
-        self.commandTag = commandTag
+        givenTag = commandTag
     }
 
     /// The columns of a result, as ``columns`` reports them.
