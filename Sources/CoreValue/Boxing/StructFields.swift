@@ -4,7 +4,8 @@ import Foundation
 /// The stored properties of a struct type, with a key path to each: how boxing reads fields without a
 /// `Mirror` per value.
 ///
-/// This is the one place that uses the standard library's `_forEachFieldWithKeyPath(of:options:)`
+/// This file is boxing's one room for unsafe reads: field offsets, raw pointers to a struct, and the standard
+/// library's `_forEachFieldWithKeyPath(of:options:)`
 /// (`@_spi(Reflection)`): it lists a type's stored properties in declaration order, each with its
 /// `PartialKeyPath`, once per type. Where it cannot (a type the runtime does not describe), boxing falls back
 /// to `Mirror` (see ``LayoutCache/Reflection``); the boxing tests run both ways.
@@ -17,6 +18,19 @@ enum StructFields {
             return true
         }
         return complete ? fields : nil
+    }
+
+    /// Calls `body` with the address of `value`, valid only inside `body`: where ``KeyPathReader``s read
+    /// fields at their offsets.
+    static func withAddress<T, R>(of value: T, _ body: (UnsafeRawPointer) throws -> R) rethrows -> R {
+        try withUnsafePointer(to: value) { try body(UnsafeRawPointer($0)) }
+    }
+
+    /// `property` of `value` seen as a `U`, for a caller that checked `U.self == T.self` (a conformance of `T`
+    /// opened as `U`): read in place, without a dynamic cast per value.
+    @inline(__always)
+    static func read<T, U, V>(_ value: T, as _: U.Type, _ property: (U) -> V) -> V {
+        withUnsafePointer(to: value) { property(UnsafeRawPointer($0).assumingMemoryBound(to: U.self).pointee) }
     }
 }
 

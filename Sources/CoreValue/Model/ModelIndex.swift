@@ -117,7 +117,8 @@ package final class EntityIndex: Sendable {
     }
 
     private static let slotLock = NSLock()
-    // Guarded by `slotLock`. One entry per entity name a process builds a model with.
+    // Guarded by `slotLock`. One entry per entity name a process builds a model with; never emptied, so that
+    // an entity keeps its slot across models. Bounded as the interned layouts are (see `AttributeLayout`).
     nonisolated(unsafe) private static var slots: [String: Int32] = [:]
 
     private static func slot(_ name: String) -> Int32 {

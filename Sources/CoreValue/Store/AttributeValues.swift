@@ -42,7 +42,10 @@ import Foundation
     }
 
     private static let internLock = NSLock()
-    // Guarded by `internLock`. One entry per distinct list of names a process builds a model with.
+    // Guarded by `internLock`. One entry per distinct list of names a process builds a model with; never
+    // emptied, so that layouts stay shared by identity across models and contexts. Bounded by the models a
+    // program declares; a process that made models with ever new attribute names would grow it (a few hundred
+    // bytes per list): none of ours does, and the Modelling article says models are declared, not generated.
     nonisolated(unsafe) private static var interned: [[String]: AttributeLayout] = [:]
 
     /// The number of names.

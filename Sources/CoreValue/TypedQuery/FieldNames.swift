@@ -6,6 +6,8 @@ import Foundation
 /// names a column.
 enum FieldNames {
     private static let lock = NSLock()
+    // Guarded by `lock`; never emptied, and bounded all the same: one entry per struct type a typed query names,
+    // and a program declares finitely many types (generic instantiations included).
     nonisolated(unsafe) private static var cache: [ObjectIdentifier: [AnyKeyPath: String]] = [:]
 
     /// The stored property `keyPath` names on `type`, or `nil` (a computed property, or no metadata).
