@@ -26,6 +26,7 @@ extension ChangeSet {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
             }
             try Self.checkAttributes(change.attributes, entity)
+            try Self.checkComplete(change.attributes, entity)
             if let upsertKey = change.upsertKey, upsertKey != checkedUpsertKey {
                 guard entity.attributes[upsertKey]?.isUnique == true else {
                     throw CVManagedStructError.constraintViolation(
@@ -59,6 +60,21 @@ extension ChangeSet {
                     throw CVManagedStructError.constraintViolation(
                         entity: entity.name, key: relationship.name, message: "\(member) is listed twice")
                 }
+            }
+        }
+    }
+
+    /// Checks that a new row has a value for every required attribute without a default. An upsert too: the
+    /// row may turn out to exist, but PostgreSQL checks `NOT NULL` on the proposed row before it looks for a
+    /// conflict, so both stores refuse it alike, here, once.
+    private static func checkComplete(_ values: AttributeValues, _ entity: EntityIndex) throws {
+        let isOptional = entity.isOptional
+        let declared = entity.entity.attributes
+        let sameLayout = values.layout.hasSameNames(as: entity.layout)
+        for position in isOptional.indices where !isOptional[position] && declared[position].defaultValue == nil {
+            let given = sameLayout ? values[at: position] : values[declared[position].name]
+            if given == nil {
+                throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
             }
         }
     }

@@ -99,15 +99,10 @@ private struct ChangeWriter {
                 return
             }
         }
+        // `ChangeSet.validate(against:)` made sure every required attribute without a default has a value.
         var attributes = given
         for (position, attribute) in entity.entity.attributes.enumerated() where attributes[at: position] == nil {
-            if let value = attribute.defaultValue {
-                attributes[at: position] = value
-            } else if attribute.isOptional {
-                attributes[at: position] = .null
-            } else {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
-            }
+            attributes[at: position] = attribute.defaultValue ?? .null
         }
         let key = state.nextKey(entity.name)
         try writeUnique(entity, key, old: AttributeValues(), new: attributes, in: &state)

@@ -101,7 +101,7 @@ struct SavePlan {
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
             }
-            let row = try makeRow(change, entity: info, isInsert: true)
+            let row = try makeRow(change, entity: info)
             var upsertKeyName: String?
             if let key = change.upsertKey {
                 // The previous row's key (a run of upserts shares one): no lookup of it by name per row.
@@ -212,7 +212,7 @@ struct SavePlan {
                 if !updates[group].rows[position].deferred.isEmpty {
                     updates[group].rows[position] = try materialized(updates[group].rows[position])
                 }
-                let row = try makeRow(change, entity: info, isInsert: false)
+                let row = try makeRow(change, entity: info)
                 updates[group].rows[position].attributes.merge(row.attributes)
                 updates[group].rows[position].toOne.merge(row.toOne) { $1 }
                 if !row.unlessCurrent {
@@ -226,7 +226,7 @@ struct SavePlan {
                 ? Row(
                     id: change.id, version: change.version, attributes: change.attributes, toOne: [:],
                     unlessCurrent: true, deferred: [change])
-                : try makeRow(change, entity: info, isInsert: false)
+                : try makeRow(change, entity: info)
             let group: Int
             if let last = updates.indices.last, updates[last].entity.name == entity.name {
                 // The usual run of one entity's changes: its group is the last one, found without hashing.
@@ -309,9 +309,9 @@ struct SavePlan {
     func materialized(_ row: Row) throws -> Row {
         guard let first = row.deferred.first else { return row }
         let info = try index.entity(row.id.entityName)
-        var made = try makeRow(first, entity: info, isInsert: false)
+        var made = try makeRow(first, entity: info)
         for change in row.deferred.dropFirst() {
-            let next = try makeRow(change, entity: info, isInsert: false)
+            let next = try makeRow(change, entity: info)
             made.attributes.merge(next.attributes)
             made.toOne.merge(next.toOne) { $1 }
         }
@@ -321,9 +321,9 @@ struct SavePlan {
     }
 
     /// A change as a row in its entity's layout: every key known, every value coerced to its column's type,
-    /// the checks PostgreSQL adds (NUL in text, null in a required column) done. Values that already have
+    /// the check PostgreSQL adds (NUL in text) done. Values that already have
     /// their attribute's type (the usual case) are the change's storage, shared rather than rebuilt.
-    private func makeRow(_ change: ObjectChange, entity info: EntityIndex, isInsert: Bool) throws -> Row {
+    private func makeRow(_ change: ObjectChange, entity info: EntityIndex) throws -> Row {
         let entity = info.entity
         let (arranged, unknown) = change.attributes.arranged(as: info.layout)
         guard var attributes = arranged else {
@@ -333,19 +333,13 @@ struct SavePlan {
         // value; one is read only for a value that needs coercing or fails.
         let declared = entity.attributes
         let types = info.types
-        let isOptional = info.isOptional
+        // Required values (present, not null) were checked by `ChangeSet.validate(against:)`, which every
+        // route runs before planning; what is left here is PostgreSQL's own rule (no NUL in text) and coercion.
         for position in types.indices {
-            guard let value = attributes[at: position] else {
-                if isInsert, !isOptional[position], declared[position].defaultValue == nil {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
-                }
-                continue
-            }
+            guard let value = attributes[at: position] else { continue }
             switch value {
             case .null:
-                if !isOptional[position] {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
-                }
+                continue
             case .string(let text):
                 try ValueCoercion.checkText(text, entity: entity.name, key: declared[position].name)
                 if types[position] != .string {

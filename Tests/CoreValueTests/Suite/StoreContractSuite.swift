@@ -33,6 +33,20 @@ enum StoreContractSuite {
             ]
             var lossyValue = base
             lossyValue.inserts[1].attributes["age"] = .int64(70_000)
+            var unknownKey = base
+            unknownKey.inserts[0].attributes["nope"] = .string("x")
+            var nullRequired = base
+            nullRequired.inserts[1].attributes["department"] = .null
+            var missingRequired = base
+            missingRequired.inserts[1].attributes = ["name": .string("e"), "age": .int16(30), "job": .string("j")]
+            var wrongDestination = base
+            wrongDestination.inserts[1].toOne = ["company": employee]
+            var unknownRelationship = base
+            unknownRelationship.inserts[1].toOne = ["nope": company]
+            var storedIDInserted = base
+            storedIDInserted.inserts[0].id = .permanent("Company", 1)
+            var unknownEntity = base
+            unknownEntity.inserts.append(ObjectChange(id: .temporary("Nope"), attributes: [:]))
             let expected: [(ChangeSet, CVManagedStructError)] = [
                 (
                     toManyAsToOne,
@@ -53,6 +67,19 @@ enum StoreContractSuite {
                         entity: "Company", key: "employees", message: "\(employee) is listed twice")
                 ),
                 (lossyValue, .typeMismatch(entity: "Employee", key: "age", expected: "int16", found: "int64")),
+                (unknownKey, .unknownKey(entity: "Company", key: "nope")),
+                (nullRequired, .missingValue(entity: "Employee", key: "department")),
+                (missingRequired, .missingValue(entity: "Employee", key: "department")),
+                (
+                    wrongDestination,
+                    .typeMismatch(entity: "Employee", key: "company", expected: "Company", found: "Employee")
+                ),
+                (unknownRelationship, .unknownKey(entity: "Employee", key: "nope")),
+                (
+                    storedIDInserted,
+                    .invalidObject(message: "insert of Company/1, which is already stored")
+                ),
+                (unknownEntity, .unknownEntity("Nope")),
             ]
             for (changes, error) in expected {
                 #expect(throws: error) { try store.apply(changes) }
@@ -62,6 +89,16 @@ enum StoreContractSuite {
             // The well-formed base applies.
             let result = try store.apply(base)
             #expect(result.permanentIDs.count == 2)
+            // An upsert must carry every required attribute even when its row exists: PostgreSQL checks NOT NULL
+            // on the proposed row before it finds the conflict, so MemoryStore refuses it too.
+            func product(_ attributes: AttributeValues) -> ChangeSet {
+                ChangeSet(inserts: [ObjectChange(id: .temporary("Product"), attributes: attributes, upsertKey: "id")])
+            }
+            _ = try store.apply(product(["id": .int32(1), "name": .string("a"), "price": .decimal(1)]))
+            #expect(throws: CVManagedStructError.missingValue(entity: "Product", key: "price")) {
+                try store.apply(product(["id": .int32(1), "name": .string("b")]))
+            }
+            #expect(try store.fetch(FetchRequest(entityName: "Product")).first?.attributes["name"] == .string("a"))
         },
         SuiteCase("a link is written from the side each store keeps; both sides sent by a context agree") { make, api in
             let store = try make()
