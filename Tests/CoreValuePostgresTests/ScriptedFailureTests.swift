@@ -266,4 +266,28 @@ import Testing
         #expect(!context.hasChanges)
         #expect(context.registeredObjects.isEmpty)
     }
+
+    @Test(arguments: [true, false])
+    func aPartThatDoesMoreThanInsertIsRefusedOnEitherRouteWithNothingCommitted(copies: Bool) throws {
+        let sessions = ScriptedSessions { call in
+            switch call {
+            case .statement(let sql, _) where sql.hasPrefix("SELECT 1 FROM"):
+                return try .scripted([("?column?", .int4)], [])
+            case .statement(let sql, _) where sql.contains("nextval"):
+                return try .scripted([("array_agg", .int8Array)], [[try PostgresValue([Int64(1)])]])
+            default:
+                return try .command("")
+            }
+        }
+        let store = try Self.store(sessions) { $0.writesThroughCopy = copies }
+        let upserts = StreamedUpserts(entityName: "Product", key: "id", lowest: .int32(1), count: 1)
+        let update = ObjectChange(id: .permanent("Product", 1), version: 1, attributes: ["name": .string("x")])
+        #expect {
+            _ = try store.apply(upserts: upserts) { send in try send(ChangeSet(updates: [update])) }
+        } throws: { error in
+            (error as? CVManagedStructError)?.code == .invalidObject
+        }
+        #expect(!sessions.log.contains("COMMIT"))
+        #expect(store.statistics.retries == 0)
+    }
 }

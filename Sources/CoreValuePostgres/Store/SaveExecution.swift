@@ -103,17 +103,13 @@ final class SaveExecution {
     /// Sends the plan's inserts and upserts through `emit` (a pipeline) without waiting for their results:
     /// the part of a streamed save. The keys and versions are in the recorder once every result was handled.
     ///
-    /// - Throws: `CVManagedStructError.invalidObject` for a plan with anything but inserts of rows without
-    ///   foreign keys (what a streamed part may hold); what `emit` throws.
+    /// The plan holds inserts only (`PartSource` checked it). - Throws: `CVManagedStructError.invalidObject`
+    /// for a row whose foreign key points at a row not saved yet; what `emit` throws.
     ///
     /// `position` is the stream position of the part's first insert (how many inserts the parts before it
     /// held): with it, the part's results are recorded by position where its plan keeps the inserts in
     /// order (one group), and by ID otherwise.
     func sendInserts(_ emit: Emit, at position: Int? = nil) throws {
-        guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
-            throw CVManagedStructError.invalidObject(
-                message: "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
-        }
         if let position {
             // Every part takes its positions, recorded by position or not, so that later parts' line up.
             let end = position + plan.insertCount

@@ -89,11 +89,6 @@ struct WriteExecutor {
         let copySQL = statements.copyNew(into: entity.name, attributes: entity.attributes)
         let copied = try runner.copyIn(copySQL) { write in
             try source.take(notified: &notified) { changes, plan in
-                guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
-                    throw CVManagedStructError.invalidObject(
-                        message:
-                            "a part of a streamed save may only insert rows; it has updates, deletes or member lists")
-                }
                 try write(rows.encode(plan, insertCount: changes.inserts.count, upserts: upserts))
             }
         }
@@ -143,6 +138,13 @@ struct PartSource {
                 guard !changes.isEmpty else { return }
                 try changes.validate(against: index)
                 let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                // The one check of the parts' shape, for both routes (pipelined inserts and COPY).
+                guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
+                    throw CVManagedStructError.invalidObject(
+                        message:
+                            "a part of a streamed save may only insert rows; it has updates, deletes or member lists"
+                    )
+                }
                 if notifies { notified.inserts += changes.inserts }
                 guard lost == nil else { return }
                 do {
