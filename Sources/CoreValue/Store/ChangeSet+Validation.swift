@@ -38,6 +38,9 @@ extension ChangeSet {
         }
         for change in updates {
             let entity = try entity(of: change)
+            guard !change.id.isTemporary else {
+                throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
+            }
             if change.unlessCurrent, change.version == nil {
                 throw CVManagedStructError.invalidObject(
                     message: "update of \(change.id) is to be written unless current, but names no version")
@@ -45,7 +48,12 @@ extension ChangeSet {
             try Self.checkAttributes(change.attributes, entity)
             try Self.checkToOne(change.toOne, entity)
         }
-        for deletion in deletes { _ = try index.entity(deletion.id.entityName) }
+        for deletion in deletes {
+            _ = try index.entity(deletion.id.entityName)
+            guard !deletion.id.isTemporary else {
+                throw CVManagedStructError.invalidObject(message: "delete of \(deletion.id), which was never saved")
+            }
+        }
         for change in relationships {
             let entity = try index.entity(change.owner.entityName)
             let relationship = try entity.relationship(change.relationship)

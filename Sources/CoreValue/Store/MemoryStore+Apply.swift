@@ -77,9 +77,6 @@ private struct ChangeWriter {
 
     private mutating func insert(_ change: ObjectChange, in state: inout MemoryState) throws {
         let entity = try index.entity(change.id.entityName)
-        guard change.id.isTemporary else {
-            throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
-        }
         let given = try checked(change.attributes, entity)
         if let upsertKey = change.upsertKey {
             guard entity.attributes[upsertKey]?.isUnique == true else {
@@ -132,12 +129,11 @@ private struct ChangeWriter {
         let entity = try index.entity(change.id.entityName)
         let key = try resolve(change.id, in: state)
         guard var row = state.row(entity.name, key) else { return }
+        // The links' names, kinds and destinations were checked by `ChangeSet.validate(against:)`.
         for (name, target) in change.toOne {
-            let relationship = try entity.relationship(name)
             // A side this store derives from its inverse is written through the inverse's change.
             guard links.side(entity.name, name) == .key else { continue }
             if let target {
-                try checkDestination(target, of: relationship, in: entity)
                 row.foreignKeys[name] = try resolve(target, in: state)
             } else {
                 row.foreignKeys[name] = nil
@@ -154,7 +150,6 @@ private struct ChangeWriter {
         var members: [Int64] = []
         var seen = Set<Int64>()
         for member in change.members {
-            try checkDestination(member, of: relationship, in: entity)
             let key = try resolve(member, in: state)
             guard seen.insert(key).inserted else {
                 throw CVManagedStructError.constraintViolation(
@@ -193,16 +188,6 @@ private struct ChangeWriter {
                 entity: id.entityName, key: nil, message: "\(id) is neither stored nor inserted by this save")
         }
         return key
-    }
-
-    private func checkDestination(_ id: ManagedObjectID, of relationship: Relationship, in entity: EntityIndex)
-        throws
-    {
-        guard id.entityName == relationship.destination else {
-            throw CVManagedStructError.typeMismatch(
-                entity: entity.name, key: relationship.name, expected: relationship.destination,
-                found: id.entityName)
-        }
     }
 
     private func checkVersion(_ version: Int64?, _ row: MemoryRow, _ id: ManagedObjectID) throws {

@@ -98,9 +98,6 @@ struct SavePlan {
                     try self.index.entity(change.id.entityName)
                 }
             let entity = info.entity
-            guard change.id.isTemporary else {
-                throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already saved")
-            }
             let row = try makeRow(change, entity: info)
             var upsertKeyName: String?
             if let key = change.upsertKey {
@@ -201,9 +198,6 @@ struct SavePlan {
                 }
             previous = info
             let entity = info.entity
-            guard !change.id.isTemporary else {
-                throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
-            }
             if let (group, position) = rowIndex[change.id] {
                 if change.unlessCurrent, updates[group].rows[position].unlessCurrent {
                     updates[group].rows[position].deferred.append(change)

@@ -84,6 +84,16 @@ enum StoreContractSuite {
             for (changes, error) in expected {
                 #expect(throws: error) { try store.apply(changes) }
             }
+            // Not a conflict (which a caller might retry): a change that cannot be right.
+            #expect(throws: CVManagedStructError.invalidObject(message: "update of \(company), which was never saved"))
+            {
+                try store.apply(
+                    ChangeSet(updates: [ObjectChange(id: company, version: 1, attributes: ["name": .string("x")])]))
+            }
+            #expect(throws: CVManagedStructError.invalidObject(message: "delete of \(company), which was never saved"))
+            {
+                try store.apply(ChangeSet(deletes: [ObjectDeletion(id: company, version: 1)]))
+            }
             #expect(try store.fetch(FetchRequest(entityName: "Company")).isEmpty)
             #expect(try store.fetch(FetchRequest(entityName: "Employee")).isEmpty)
             // The well-formed base applies.
