@@ -28,9 +28,11 @@ import Testing
             try [Product(id: 1, name: "one", price: 1), Product(id: 2, name: "two", price: 2)]
                 .saveAll(ManagedObjectContext(store: store))
             // Warm: each statement once.
-            var product = try #require(try Self.readProduct(1, store))
+            let warming = ManagedObjectContext(store: store)
+            let warm: [Product] = try Product.query(warming, predicate: .key("id") == Int32(1))
+            var product = try #require(warm.first)
             product.price += 1
-            try product.save(ManagedObjectContext(store: store))
+            try product.save(warming)
             try Product(id: 3, name: "three", price: 3).save(ManagedObjectContext(store: store))
 
             let (read, reading) = try Self.cost(store) { try Self.readProduct(2, store) }
@@ -53,14 +55,20 @@ import Testing
             #expect(updating.transactions == 1)
             #expect(updating.statementsPrepared == 0)
 
-            // A unique struct saved in a fresh context: the context looks its identifier up first (one read),
-            // then BEGIN, the upsert and COMMIT go in one pipeline.
+            // A unique struct saved in a fresh context, new or stored: no lookup first; BEGIN, the upsert and
+            // COMMIT go in one pipeline.
             let (_, inserting) = try Self.cost(store) {
                 try Product(id: 4, name: "four", price: 4).save(ManagedObjectContext(store: store))
             }
-            #expect(inserting.roundTrips == 2)
-            #expect(inserting.statements == 2)
+            #expect(inserting.roundTrips == 1)
+            #expect(inserting.statements == 1)
             #expect(try Self.readProduct(4, store) == Product(id: 4, name: "four", price: 4))
+            let (_, overwriting) = try Self.cost(store) {
+                try Product(id: 1, name: "uno", price: 11).save(ManagedObjectContext(store: store))
+            }
+            #expect(overwriting.roundTrips == 1)
+            #expect(overwriting.statements == 1)
+            #expect(try Self.readProduct(1, store) == Product(id: 1, name: "uno", price: 11))
             #expect(try Self.readProduct(2, store)?.price == 20)
             if size == 0 { #expect(store.statistics.statementsPrepared == 0) }
         }

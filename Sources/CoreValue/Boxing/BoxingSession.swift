@@ -3,8 +3,8 @@ struct BoxingSession {
     let context: ManagedObjectContext?
     /// Whether unique structs that are not registered in the context may skip the store lookup and go
     /// straight to the save's `INSERT ... ON CONFLICT ... DO UPDATE` (see ``canUpsertBlindly(_:)``). Only for
-    /// a boxing that is saved at once (`saveAll`): until the save, such an object is a pending insert even
-    /// when its row exists, which a fetch in between would show twice.
+    /// a boxing that is saved at once (`saveAll`, a unique struct's `save`): until the save, such an object is
+    /// a pending insert even when its row exists, which a fetch in between would show twice.
     var blindUpserts = false
 
     init(context: ManagedObjectContext?, blindUpserts: Bool = false) {
@@ -25,7 +25,10 @@ struct BoxingSession {
         // With the type known: no existential per struct (see `RecordBuilder.record(typed:depth:)`).
         let roots = try values.map { try builder.record(typed: $0, depth: 0) }
         if let context {
-            try resolve(roots, in: context)
+            // A unique struct's own `save` boxing it (not whatever else its `toObject` boxes first).
+            let saved = context.typeBoxedForSave == ObjectIdentifier(T.self)
+            if saved { context.typeBoxedForSave = nil }
+            try resolve(roots, in: context, blindly: blindUpserts || saved)
             // Room for the batch in the context's tables at once, rather than growing them by rehashing.
             let new = roots.filter { $0.object == nil }
             if let info = new.first?.info { context.reserveCapacity(new.count, of: info) }
@@ -34,7 +37,7 @@ struct BoxingSession {
     }
 
     /// Phase two: finds the existing object of every record that has one, with one store call per kind.
-    private func resolve(_ roots: [BoxRecord], in context: ManagedObjectContext) throws {
+    private func resolve(_ roots: [BoxRecord], in context: ManagedObjectContext, blindly: Bool) throws {
         let records = roots.flatMap(\.tree)
         var wantedIDs: [ManagedObjectID] = []
         var seenIDs = Set<ManagedObjectID>()
@@ -56,7 +59,7 @@ struct BoxingSession {
                     wantedIDs.append(id)
                 }
             case .unique(let key, let value):
-                if blindUpserts, Self.canUpsertBlindly(record) { continue }
+                if blindly, Self.canUpsertBlindly(record) { continue }
                 guard let unique = UniqueValue(record.info, key, value) else {
                     throw CVManagedStructError.unknownKey(entity: record.info.name, key: key)
                 }

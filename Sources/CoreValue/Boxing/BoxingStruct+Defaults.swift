@@ -178,9 +178,15 @@ extension BoxingUniqueStruct {
 
     /// Boxes the struct (``BoxingStruct/toObject(_:)``, which a type may implement itself) and saves.
     ///
+    /// As in `saveAll`, a struct of a flat entity (no relationships) that has every attribute, and whose
+    /// identifier is not registered in the context, is not looked up first: the save's `INSERT ... ON CONFLICT
+    /// ... DO UPDATE` inserts or updates its row, so the save is one round trip.
+    ///
     /// - Throws: Boxing and save errors.
     public func defaultSave(_ context: ManagedObjectContext) throws {
         try context.undoingOnFailure {
+            context.typeBoxedForSave = ObjectIdentifier(Self.self)
+            defer { context.typeBoxedForSave = nil }
             try toObject(context)
             try context.save()
         }

@@ -75,6 +75,9 @@ public final class ManagedObjectContext {
     var missingIDs: Set<ManagedObjectID> = []
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
+    /// The struct type a unique struct's `save` is boxing (see ``BoxingUniqueStruct/defaultSave(_:)``): the
+    /// first boxing of that type takes it (and clears it), and may upsert blindly, as the save follows at once.
+    var typeBoxedForSave: ObjectIdentifier?
     /// Struct layouts resolved against the model, per struct type (backed by the index's shared plans).
     package let layouts: LayoutCache
 
