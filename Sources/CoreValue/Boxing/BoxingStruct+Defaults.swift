@@ -91,8 +91,12 @@ extension BoxingPersistentStruct {
     /// and the same members in the same order, IDs aside): a `fromObject` that leaves a relationship out, or
     /// a back-reference cut short where unboxing meets an object it is already reading, would otherwise hand
     /// back a value whose next save unlinks or reorders members.
+    ///
+    /// An object of an entity without relationships has no nested structs: only `objectID` is set, without
+    /// unboxing and boxing again.
     mutating func adoptSaved(_ object: ManagedObject) {
-        guard let context = object.managedObjectContext, let unboxing = Self.self as? any UnboxingStruct.Type,
+        guard !object.info.entity.relationships.isEmpty, let context = object.managedObjectContext,
+            let unboxing = Self.self as? any UnboxingStruct.Type,
             let saved = try? unboxing.fromObject(object) as? Self, saved.objectID == object.objectID
         else {
             objectID = object.objectID
