@@ -56,7 +56,7 @@ import Testing
             #expect {
                 try Author(id: "slow", name: "S").save(ManagedObjectContext(store: store))
             } throws: { error in
-                (error as? DatabaseError)?.sqlState == .queryCanceled
+                (error as? PostgresStoreError)?.sqlState == .queryCanceled
             }
             #expect(ContinuousClock.now - started < .seconds(8))
             #expect(events.all.contains { $0.kind == .statement && $0.error != nil })
@@ -149,7 +149,7 @@ func aColumnOfTheWrongTypeIsCastOrRefusedNeverMisread(throughCopy: Bool) throws 
         #expect {
             try drifted.fetch(FetchRequest(entityName: "Car"))
         } throws: { error in
-            (error as? DatabaseError)?.sqlState == .invalidTextRepresentation
+            (error as? PostgresStoreError)?.sqlState == .invalidTextRepresentation
         }
     }
 }

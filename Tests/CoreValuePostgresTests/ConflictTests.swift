@@ -69,7 +69,7 @@ import Testing
             #expect {
                 try store.apply(changes)
             } throws: { error in
-                (error as? DatabaseError)?.sqlState == .uniqueViolation
+                (error as? PostgresStoreError)?.sqlState == .uniqueViolation
             }
             let after =
                 try store.fetch(FetchRequest(entityName: "Car")) + store.fetch(FetchRequest(entityName: "Product"))

@@ -24,7 +24,7 @@ import Testing
             #expect {
                 try context.save()
             } throws: { error in
-                let database = error as? DatabaseError
+                let database = (error as? PostgresStoreError)?.databaseError
                 return database?.sqlState == .uniqueViolation && database?.tableName == "Product"
             }
             let connection = try Connection(url)

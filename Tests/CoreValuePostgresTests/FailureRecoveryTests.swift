@@ -116,7 +116,8 @@ import Testing
             #expect {
                 try store.fetch(FetchRequest(entityName: "Car"))
             } throws: { error in
-                (error as? LibPQError)?.code == .connectionFailed && "\(error)".contains("does not exist")
+                ((error as? PostgresStoreError)?.underlying as? LibPQError)?.code == .connectionFailed
+                    && "\(error)".contains("does not exist")
             }
             #expect(store.statistics.retries == 0)
         }

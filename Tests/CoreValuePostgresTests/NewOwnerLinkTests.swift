@@ -72,7 +72,7 @@ import Testing
             #expect {
                 _ = try store.apply(changes)
             } throws: { error in
-                (error as? DatabaseError)?.sqlState == .uniqueViolation
+                (error as? PostgresStoreError)?.sqlState == .uniqueViolation
             }
             #expect(try Self.storedCategories(store) == ["c0", "c1", "c2"])
             let versions = try store.fetch(FetchRequest(entityName: "Article")).map(\.version)

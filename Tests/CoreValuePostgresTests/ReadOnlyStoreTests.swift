@@ -69,7 +69,7 @@ import Testing
             #expect {
                 try car.save(ManagedObjectContext(store: store))
             } throws: { error in
-                (error as? DatabaseError)?.sqlState == .readOnlySQLTransaction
+                (error as? PostgresStoreError)?.sqlState == .readOnlySQLTransaction
             }
         }
     }

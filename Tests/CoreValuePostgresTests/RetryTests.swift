@@ -76,7 +76,7 @@ import Testing
         try TestDatabase.withExampleStore { store, url, schema in
             try Self.failFirstInsert(url, schema, code: "23514")
             let before = store.statistics
-            #expect(throws: DatabaseError.self) {
+            #expect(throws: PostgresStoreError.self) {
                 try store.apply(
                     ChangeSet(inserts: [ObjectChange(id: .temporary("Car"), attributes: StoreRoundTripTests.car(1))]))
             }

@@ -52,7 +52,7 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? LibPQError)?.code == .commitOutcomeUnknown
+            (error as? PostgresStoreError)?.code == .commitOutcomeUnknown
         }
         #expect(sessions.log.filter { $0 == "COMMIT" }.count == 1)
         #expect(store.statistics.retries == 0)
@@ -94,7 +94,7 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? DatabaseError)?.sqlState == .serializationFailure
+            (error as? PostgresStoreError)?.sqlState == .serializationFailure
         }
         // maxAttempts is 3: three transactions, each rolled back, none committed.
         #expect(sessions.log.filter { $0 == "BEGIN" }.count == 3)
@@ -260,7 +260,7 @@ import Testing
         #expect {
             try Self.products.saveAll(context)
         } throws: { error in
-            (error as? LibPQError)?.code == .commitOutcomeUnknown
+            (error as? PostgresStoreError)?.code == .commitOutcomeUnknown
         }
         #expect(sessions.log.filter { $0 == "BEGIN" }.count == 1)
         #expect(!context.hasChanges)

@@ -99,7 +99,7 @@ import Testing
                 #expect {
                     try products.saveAll(context)
                 } throws: { error in
-                    (error as? DatabaseError)?.sqlState == .checkViolation
+                    (error as? PostgresStoreError)?.sqlState == .checkViolation
                 }
                 #expect(try Self.storedCount(store) == 0)
                 #expect(!context.hasChanges)

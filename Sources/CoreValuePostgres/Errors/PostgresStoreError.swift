@@ -1,16 +1,20 @@
 @_spi(StoreImplementation) import CoreValue
+import LibPQ
 
-/// An error of the PostgreSQL store that is not a server error: a value that cannot be sent, a database
-/// that does not match the model, a migration problem, a pool or configuration problem.
+/// An error of the PostgreSQL store: a value that cannot be sent, a database that does not match the model, a
+/// migration, pool or configuration problem, and, for every call a context makes (fetches, counts, streams,
+/// saves), the server's and the driver's errors too, with the original as ``underlying``. A save throws this
+/// or `CVManagedStructError`, nothing else (and `CancellationError` for a cancelled async call).
 ///
 /// Switch over ``code``; new codes may be added without breaking existing code.
-public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvertible, WrappingDatabaseError {
     /// What kind of error this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
             case migrationNeedsReview, serverUnavailable, changesMayHaveBeenMissed
+            case serverError, driverError, commitOutcomeUnknown
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -45,9 +49,21 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// No usable server answered within ``PostgresStore/Configuration/failoverBudget`` (refused
         /// connections, connections lost before `COMMIT` was sent, a server shutting down or starting up):
         /// nothing was committed, so the same work can be tried again later. A connection lost while `COMMIT`
-        /// was in flight is `LibPQError(.commitOutcomeUnknown)` instead, since that transaction may have
-        /// committed.
+        /// was in flight is ``commitOutcomeUnknown`` instead, since that transaction may have committed.
         public static let serverUnavailable = Code(.serverUnavailable)
+        /// The server refused a statement (a constraint, a permission, a cancelled or timed-out statement, a
+        /// serialization failure after the store's last attempt): ``PostgresStoreError/underlying`` is its
+        /// `DatabaseError`, and ``PostgresStoreError/sqlState`` its code. Nothing of the transaction was
+        /// committed.
+        public static let serverError = Code(.serverError)
+        /// The driver failed outside a `COMMIT`: a connection refused, closed or lost, a value it could not
+        /// encode or decode, a protocol violation. ``PostgresStoreError/underlying`` is its `LibPQError`.
+        /// Nothing was committed.
+        public static let driverError = Code(.driverError)
+        /// The connection was lost after `COMMIT` was sent and before its reply came: the transaction may or may
+        /// not have committed, so the store does not repeat it. Read the rows to find out.
+        /// ``PostgresStoreError/underlying`` is the driver's `LibPQError`.
+        public static let commitOutcomeUnknown = Code(.commitOutcomeUnknown)
         /// A ``ChangeListener`` lost its connection and listens again on a new one; changes committed in
         /// between were not heard, so reload what you cache.
         public static let changesMayHaveBeenMissed = Code(.changesMayHaveBeenMissed)
@@ -62,12 +78,35 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
     public var message: String
     /// For ``Code/schemaMismatch``: every difference between the database and the model.
     public var mismatches: [String]
+    /// The server's or the driver's error behind this one (a `DatabaseError` or a `LibPQError`), for
+    /// ``Code/serverError``, ``Code/driverError``, ``Code/commitOutcomeUnknown`` and
+    /// ``Code/serverUnavailable``.
+    public var underlying: (any Error)?
+
+    /// The server's error behind this one, if any.
+    public var databaseError: DatabaseError? { underlying as? DatabaseError }
+    /// The SQLSTATE of the server's error behind this one (`.uniqueViolation`, `.queryCanceled`, ...), if any.
+    public var sqlState: SQLState? { databaseError?.sqlState }
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, mismatches: [String] = []) {
+    public init(_ code: Code, _ message: String, mismatches: [String] = [], underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.mismatches = mismatches
+        self.underlying = underlying
+    }
+
+    /// The same code, message and mismatches, and underlying errors that describe themselves alike.
+    public static func == (lhs: PostgresStoreError, rhs: PostgresStoreError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.mismatches == rhs.mismatches
+            && lhs.underlying.map { "\($0)" } == rhs.underlying.map { "\($0)" }
+    }
+
+    /// Hashes the code, message and mismatches.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(mismatches)
     }
 
     /// `<code>: message`, followed by the mismatches one per line.
@@ -75,5 +114,25 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         var text = "\(code): \(message)"
         for mismatch in mismatches { text += "\n  - " + mismatch }
         return text
+    }
+}
+
+extension PostgresStoreError {
+    /// What the store throws for an error of the server or the driver that ends one of a context's calls
+    /// (after any retries): wrapped, with the original as ``underlying``. Every other error is returned as
+    /// it is.
+    static func wrapping(_ error: any Error) -> any Error {
+        switch error {
+        case let error as DatabaseError:
+            return PostgresStoreError(.serverError, error.description, underlying: error)
+        case let error as PipelineError:
+            return PostgresStoreError(.serverError, error.error.description, underlying: error.error)
+        case let error as LibPQError where error.code == .commitOutcomeUnknown:
+            return PostgresStoreError(.commitOutcomeUnknown, error.message, underlying: error)
+        case let error as LibPQError:
+            return PostgresStoreError(.driverError, error.description, underlying: error)
+        default:
+            return error
+        }
     }
 }

@@ -15,8 +15,9 @@ extension PostgresStore {
     /// - Throws: ``PostgresStoreError/Code/readOnlyStore`` for a read-only store, before anything is sent;
     ///   `CVManagedStructError.conflict` when an update or delete finds a newer version or no row;
     ///   `CVManagedStructError` for keys, types and missing values; ``PostgresStoreError`` for a NUL character;
-    ///   `DatabaseError` for constraint violations; the driver's `LibPQError(.commitOutcomeUnknown)` when the
-    ///   connection broke during `COMMIT`. Nothing was changed unless the outcome is unknown.
+    ///   ``PostgresStoreError/Code/serverError`` for constraint violations (the server's `DatabaseError` as its
+    ///   `underlying`); ``PostgresStoreError/Code/commitOutcomeUnknown`` when the connection broke during
+    ///   `COMMIT`. Nothing was changed unless the outcome is unknown.
     @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
         guard !changes.isEmpty else { return SaveResult() }
         try requireWritable()

@@ -28,7 +28,7 @@ extension PostgresStore {
         /// How long work is retried, with backoff (50 ms doubling to 1 s), when the server cannot be reached
         /// or the connection breaks before `COMMIT` was sent: a restart, or a failover to a standby behind a
         /// multi-host URL with `target_session_attrs=read-write`. Such work never committed, so repeating it is
-        /// safe; a `COMMIT` whose reply was lost is never repeated (`LibPQError(.commitOutcomeUnknown)`). When
+        /// safe; a `COMMIT` whose reply was lost is never repeated (``PostgresStoreError/Code/commitOutcomeUnknown``). When
         /// the budget is spent the call throws ``PostgresStoreError/Code/serverUnavailable``. `.zero` retries
         /// once at once (a pooled connection the server closed) and then gives up.
         public var failoverBudget: Duration = .seconds(10)
@@ -48,7 +48,7 @@ extension PostgresStore {
         /// Open a store that only fetches (for a hot standby): saves are refused up front with
         /// ``PostgresStoreError/Code/readOnlyStore``.
         public var readOnly = false
-        /// The longest a statement may run; the server cancels it after that (57014, as `DatabaseError`).
+        /// The longest a statement may run; the server cancels it after that (57014, as ``PostgresStoreError/Code/serverError``).
         /// Sent as `SET LOCAL statement_timeout` in each transaction (never session state, so it works behind
         /// pgbouncer), which makes a one-statement fetch a transaction too. `nil`: the server's setting.
         public var statementTimeout: Duration?

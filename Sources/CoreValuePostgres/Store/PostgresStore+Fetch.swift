@@ -10,7 +10,7 @@ extension PostgresStore {
     /// keys as arrays.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before anything is
-    ///   sent; ``PostgresStoreError`` for a NUL character; `DatabaseError` from the server.
+    ///   sent; ``PostgresStoreError`` for a NUL character, and wrapping the server's or the driver's errors.
     @_spi(StoreImplementation) public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         // The shared checks first (the same MemoryStore and contexts apply): keys, operand types converted
         // without loss, sort keys, window; then the SQL compiler's own (NUL bytes, identifiers).

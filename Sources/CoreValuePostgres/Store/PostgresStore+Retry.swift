@@ -32,7 +32,9 @@ extension PostgresStore {
     /// (or never saw) in each of these cases, so repeating it is safe. A commit whose outcome is unknown
     /// (`LibPQError(.commitOutcomeUnknown)`) is never repeated, nor is anything once `mayRetry` says no (a
     /// stream that handed out a batch). When the budget runs out, the last connection error is thrown as
-    /// ``PostgresStoreError/Code/serverUnavailable``, which says that nothing was committed.
+    /// ``PostgresStoreError/Code/serverUnavailable``, which says that nothing was committed. The server's and
+    /// the driver's errors leave wrapped (``PostgresStoreError/wrapping(_:)``): this is where every call a
+    /// context makes ends.
     func withRetries<T>(mayRetry: () -> Bool = { true }, _ body: () throws -> T) throws -> T {
         var conflicts = 0
         var outage: (started: ContinuousClock.Instant, attempts: Int)?
@@ -43,12 +45,12 @@ extension PostgresStore {
             } catch let caught {
                 error = caught
             }
-            guard let reason = Self.retryReason(error), mayRetry() else { throw error }
+            guard let reason = Self.retryReason(error), mayRetry() else { throw PostgresStoreError.wrapping(error) }
             let pause: Duration
             switch reason {
             case .conflict:
                 conflicts += 1
-                guard conflicts < maxAttempts else { throw error }
+                guard conflicts < maxAttempts else { throw PostgresStoreError.wrapping(error) }
                 pause = Backoff.conflict.pause(afterRetry: conflicts)
             case .unavailable:
                 let started = outage?.started ?? .now
@@ -125,6 +127,6 @@ extension PostgresStoreError {
         PostgresStoreError(
             .serverUnavailable,
             "no usable server for \(String(format: "%.1f", spent.timeInterval)) s (\(attempts) attempts); nothing was "
-                + "committed, so the work can be retried: \(error)")
+                + "committed, so the work can be retried: \(error)", underlying: error)
     }
 }

@@ -52,7 +52,8 @@ public final class PostgresStore: Store {
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL cannot hold unchanged (names
     ///   over 63 bytes, clashing table names); ``PostgresStoreError/Code/schemaMismatch`` listing every
-    ///   difference; the driver's connection errors; ``PostgresStoreError/Code/invalidConfiguration`` for a pool
+    ///   difference; ``PostgresStoreError/Code/driverError`` or ``PostgresStoreError/Code/serverError`` wrapping the
+    ///   driver's or the server's error (a refused login, say); ``PostgresStoreError/Code/invalidConfiguration`` for a pool
     ///   size or `maxAttempts` below 1, a timeout that is not positive, or a channel name that is empty or over
     ///   63 bytes.
     public convenience init(model: ManagedObjectModel, configuration: Configuration) throws {
@@ -182,14 +183,18 @@ public final class PostgresStore: Store {
     /// - Throws: ``PostgresStoreError/Code/schemaMismatch`` listing every missing table or column, wrong type
     ///   and wrong nullability, in one error.
     public func verify() throws {
-        try pool.withConnection { connection in
-            try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
-            do {
-                let answer = try ServerCaseMapping.read(on: connection)
-                serverCaseMapping.withLock { $0 = answer ?? MemoryStore.defaultCaseMappingVersion }
-            } catch {
-                // Not asked (the connection went away): asked on first use, see ``caseMappingVersion``.
+        do {
+            try pool.withConnection { connection in
+                try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
+                do {
+                    let answer = try ServerCaseMapping.read(on: connection)
+                    serverCaseMapping.withLock { $0 = answer ?? MemoryStore.defaultCaseMappingVersion }
+                } catch {
+                    // Not asked (the connection went away): asked on first use, see ``caseMappingVersion``.
+                }
             }
+        } catch {
+            throw PostgresStoreError.wrapping(error)
         }
     }
 

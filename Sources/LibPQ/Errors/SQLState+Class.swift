@@ -40,17 +40,33 @@ extension SQLState {
             value.codeClass == pattern
         }
 
-        /// Whether an error is a server error of this class, for `catch SQLState.Class.dataException { ... }`.
+        /// Whether an error is a server error of this class (or wraps one), for
+        /// `catch SQLState.Class.dataException { ... }`.
         public static func ~= (pattern: Class, error: any Error) -> Bool {
-            (error as? DatabaseError).map { $0.sqlState.codeClass == pattern } ?? false
+            error.serverError.map { $0.sqlState.codeClass == pattern } ?? false
         }
     }
 
     /// The code's class (``errorClass`` as a typed value).
     public var codeClass: Class { Class(rawValue: errorClass) }
 
-    /// Whether an error is a server error with this exact code, for `catch SQLState.uniqueViolation { ... }`.
+    /// Whether an error is a server error with this exact code (or wraps one), for
+    /// `catch SQLState.uniqueViolation { ... }`.
     public static func ~= (pattern: SQLState, error: any Error) -> Bool {
-        (error as? DatabaseError)?.sqlState == pattern
+        error.serverError?.sqlState == pattern
+    }
+}
+
+/// An error of a layer above the driver that carries the server's error (the store's `PostgresStoreError`):
+/// `catch SQLState.uniqueViolation` matches it too.
+package protocol WrappingDatabaseError: Error {
+    /// The server's error behind this one, if any.
+    var databaseError: DatabaseError? { get }
+}
+
+extension Error {
+    /// The server's error this is or wraps.
+    fileprivate var serverError: DatabaseError? {
+        (self as? DatabaseError) ?? (self as? any WrappingDatabaseError)?.databaseError
     }
 }

@@ -88,7 +88,7 @@ struct HighAvailabilityTests {
                         longestGap = max(longestGap, now - last)
                     }
                     last = now
-                } catch let error as LibPQError where error.code == .commitOutcomeUnknown {
+                } catch let error as PostgresStoreError where error.code == .commitOutcomeUnknown {
                     lock.withLock { outcomeUnknown.append(car.name) }
                 } catch {
                     lock.withLock { failures.append("\(car.name): \(error)") }
