@@ -229,7 +229,8 @@ import Testing
             item(1), item(2, label: false), item(3), other, other, item(4), item(5, label: false),
             item(6, parent: parent), item(7), other, item(8, parent: parent), item(9), item(10), item(11),
         ]
-        let plan = try SavePlan(mapping: mapping, changes: ChangeSet(inserts: changes), index: ModelIndex(model))
+        let plan = SavePlan(
+            mapping: mapping, changes: try ChangeSet(inserts: changes).resolved(against: ModelIndex(model)))
         let groups = plan.inserts.map { group in
             let codes = group.rows.map { row in row.attributes["code"].map { "\($0)" } ?? "-" }
             return "\(group.entity.name) \(group.upsertKey?.name ?? "-") "
@@ -250,16 +251,17 @@ import Testing
     }
 
     @Test func aLaterListOfTheSameOwnerReplacesTheEarlierOne() throws {
-        let mapping = SchemaMapping(model: try ExampleModel.make())
+        let model = try ExampleModel.make()
+        let mapping = SchemaMapping(model: model)
         let (a, b) = (ManagedObjectID.permanent("Company", 1), ManagedObjectID.permanent("Company", 2))
         let employees = (1...3).map { ManagedObjectID.permanent("Employee", Int64($0)) }
-        let plan = try SavePlan(
+        let plan = SavePlan(
             mapping: mapping,
-            changes: ChangeSet(relationships: [
+            changes: try ChangeSet(relationships: [
                 RelationshipChange(owner: a, relationship: "employees", members: [employees[0]]),
                 RelationshipChange(owner: b, relationship: "employees", members: [employees[1]]),
                 RelationshipChange(owner: a, relationship: "employees", members: [employees[2]]),
-            ]))
+            ]).resolved(against: ModelIndex(model)))
         let changes = try #require(plan.links.first?.changes)
         #expect(changes.map(\.owner) == [a, b])
         #expect(changes.map(\.members) == [[employees[2]], [employees[1]]])

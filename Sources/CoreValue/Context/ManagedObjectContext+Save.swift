@@ -9,7 +9,7 @@ extension ManagedObjectContext {
     /// ``rollback()``.
     ///
     /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value
-    ///   (before calling the store), ``CVManagedStructError/conflict(entity:message:)`` when another context
+    ///   (found by the store before it writes anything), ``CVManagedStructError/conflict(entity:message:)`` when another context
     ///   changed or deleted a row since it was read, or the store's error.
     public func save() throws {
         let inserted = insertedObjects
@@ -19,7 +19,7 @@ extension ManagedObjectContext {
         var changes = ChangeSet()
         changes.inserts.reserveCapacity(inserted.count)
         for object in inserted {
-            changes.inserts.append(try insertChange(object))
+            changes.inserts.append(insertChange(object))
             changes.relationships += memberLists(object, keys: object.info.relationships.keys.sorted())
         }
         for object in changed {
@@ -33,9 +33,8 @@ extension ManagedObjectContext {
                 attributes = AttributeValues(layout: object.info.layout)
                 for key in keys { attributes[key] = object.attributes[key] ?? .null }
             }
-            // A unique struct saved unchanged holds the values it was read or last saved with: nothing to check.
+            // A unique struct saved unchanged holds the values it was read or last saved with.
             let unchanged = object.isIdentifiedByValue && !object.hasChanges
-            if !unchanged { try checkRequired(object, attributes) }
             var toOne: [String: ManagedObjectID?] = [:]
             // The usual object has no link to save (an entity without relationships, or links unchanged and not
             // written by a unique struct): no sets of keys are made for it.
@@ -72,12 +71,10 @@ extension ManagedObjectContext {
         commit(result, inserted: inserted, deleted: deleted)
     }
 
-    /// The insert of a new object, as a save sends it (its member lists apart).
-    ///
-    /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value.
-    /// `upsertKey`: the key an object's pending state no longer holds (a streamed save drops that state once
+    /// The insert of a new object, as a save sends it (its member lists apart); the store's resolution of the
+    /// change set checks it (required values among them), once. `upsertKey`: the key an object's pending state no longer holds (a streamed save drops that state once
     /// a part's changes are made, and makes them again for a retry); `nil`: the object's own.
-    func insertChange(_ object: ManagedObject, upsertKey: String? = nil) throws -> ObjectChange {
+    func insertChange(_ object: ManagedObject, upsertKey: String? = nil) -> ObjectChange {
         // Every side of every relationship that has links: each store writes the sides it keeps.
         var toOne: [String: ManagedObjectID?] = [:]
         for relationship in object.info.entity.relationships where !relationship.isToMany {
@@ -89,7 +86,6 @@ extension ManagedObjectContext {
             // the store's defaults for them.
             attributes = attributes.keeping(names)
         }
-        try checkRequired(object, attributes)
         return ObjectChange(
             id: object.objectID, attributes: attributes, toOne: toOne, upsertKey: upsertKey ?? object.upsertKey)
     }
@@ -118,15 +114,6 @@ extension ManagedObjectContext {
         for object in deletedList { object.isDeletedFlag = false }
         for object in changedList + deletedList { addUnique(object) }
         clearPendingLists()
-    }
-
-    /// Checks that no required attribute among `values` (in the object's layout) is null.
-    private func checkRequired(_ object: ManagedObject, _ values: AttributeValues) throws {
-        for (position, attribute) in object.info.entity.attributes.enumerated() where !attribute.isOptional {
-            if values[at: position]?.isNull == true {
-                throw CVManagedStructError.missingValue(entity: object.info.name, key: attribute.name)
-            }
-        }
     }
 
     /// The ID a to-one relationship links to, skipping deleted objects.

@@ -59,11 +59,11 @@ extension ManagedObjectContext {
         // (that key; no other columns, as the struct has every attribute) is in its change then, and a new
         // object has no original values to restore: the state is dropped here rather than at the commit, so
         // that 100,000 objects do not hold 100,000 of them.
-        func changes(of objects: ArraySlice<ManagedObject>) throws -> ChangeSet {
+        func changes(of objects: ArraySlice<ManagedObject>) -> ChangeSet {
             var part = ChangeSet()
             part.inserts.reserveCapacity(objects.count)
             for object in objects {
-                part.inserts.append(try insertChange(object, upsertKey: attribute.name))
+                part.inserts.append(insertChange(object, upsertKey: attribute.name))
                 object.pending = nil
             }
             return part
@@ -75,7 +75,7 @@ extension ManagedObjectContext {
             if boxed {
                 var start = 0
                 for end in partEnds {
-                    try send(try changes(of: inserted[start..<end]))
+                    try send(changes(of: inserted[start..<end]))
                     start = end
                 }
                 return
@@ -91,7 +91,7 @@ extension ManagedObjectContext {
                 bulk.uniques.removeAll(keepingCapacity: true)
                 _ = try BoxingSession(context: self, blindUpserts: true).box(order[start..<end].map { structs[$0] })
                 let new = insertedList[mark...]
-                let part = try changes(of: new)
+                let part = changes(of: new)
                 inserted += new
                 partEnds.append(inserted.count)
                 try send(part)

@@ -1,43 +1,100 @@
+/// A store's own rule for the values of one attribute type, run once per value as a change set is resolved
+/// (``ChangeSet/resolved(against:rules:)``): it refuses a value the store cannot keep (PostgreSQL: text with a
+/// NUL character) or returns it as the store keeps it (``MemoryStore``: a date to the microsecond), `nil` when
+/// the value stays as it is.
+package struct ValueRule: Sendable {
+    /// The attribute type whose values the rule sees.
+    package let type: AttributeType
+    /// The rule, given a value of ``type`` that is not null, its entity's name and its key.
+    package let apply: @Sendable (_ value: AttributeValue, _ entity: String, _ key: String) throws -> AttributeValue?
+
+    package init(
+        _ type: AttributeType,
+        _ apply:
+            @escaping @Sendable (_ value: AttributeValue, _ entity: String, _ key: String) throws -> AttributeValue?
+    ) {
+        self.type = type
+        self.apply = apply
+    }
+}
+
+/// A change set checked against the model once, by ``ChangeSet/resolved(against:rules:)``, for a store's plan
+/// to take as proven: every entity, key and relationship is known; every insert's and update's attributes are
+/// in its entity's layout, of their attributes' types, with the store's ``ValueRule``s applied; required
+/// values are present; upsert keys are unique attributes with a value; links have the right kind and
+/// destination. What takes it checks none of that again.
+package struct ResolvedChangeSet: Sendable {
+    /// The changes, their attributes resolved.
+    package fileprivate(set) var changes: ChangeSet
+    /// The entity of each insert, in order.
+    package fileprivate(set) var insertEntities: [EntityIndex] = []
+    /// The position of each insert's upsert key in its entity's layout (`nil`: a plain insert), in order.
+    package fileprivate(set) var upsertPositions: [Int?] = []
+    /// The entity of each update, in order.
+    package fileprivate(set) var updateEntities: [EntityIndex] = []
+    /// The entity of each delete, in order.
+    package fileprivate(set) var deleteEntities: [EntityIndex] = []
+    /// The owner's entity and the relationship of each member list, in order.
+    package fileprivate(set) var links: [(entity: EntityIndex, relationship: Relationship)] = []
+
+    fileprivate init(_ changes: ChangeSet) { self.changes = changes }
+}
+
 extension ChangeSet {
-    /// Checks everything about a change set that needs no stored data, with the errors every store gives.
+    /// Checks everything about a change set that needs no stored data, with the errors every store gives,
+    /// and resolves it for the store's plan: the one place where a save's changes are checked.
     ///
     /// Both `MemoryStore` and `PostgresStore` run this first, so a malformed change set from a direct
     /// ``Store/apply(_:)`` call fails the same way on either, before anything is written: unknown entities
     /// and keys, values that do not convert without loss, required attributes set to null, an upsert key that
-    /// is not a unique attribute, a to-one written as a member list or a to-many as a single link,
-    /// destinations of the wrong entity, and a member listed twice.
+    /// is not a unique attribute or has no value, a to-one written as a member list or a to-many as a single
+    /// link, destinations of the wrong entity, and a member listed twice. `rules` are the store's own.
     ///
     /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
-    ///   `invalidObject` (an insert of a stored ID) or `constraintViolation`.
-    package func validate(against index: ModelIndex) throws {
+    ///   `invalidObject` (an insert of a stored ID, an update or delete of a never-saved one) or
+    ///   `constraintViolation`; what a rule throws.
+    package func resolved(against index: ModelIndex, rules: [ValueRule] = []) throws -> ResolvedChangeSet {
+        var resolved = ResolvedChangeSet(self)
+        var attributes = AttributeResolver(rules: rules)
+        resolved.insertEntities.reserveCapacity(inserts.count)
+        resolved.upsertPositions.reserveCapacity(inserts.count)
         // The usual run of changes of one entity, with one upsert key: each looked up by name once per run.
-        var previous: EntityIndex?
-        var checkedUpsertKey: String?
-        func entity(of change: ObjectChange) throws -> EntityIndex {
-            if let previous, previous.name == change.id.entityName { return previous }
-            let found = try index.entity(change.id.entityName)
-            previous = found
-            checkedUpsertKey = nil
-            return found
-        }
-        for change in inserts {
-            let entity = try entity(of: change)
+        var checkedUpsertKey: (name: String, position: Int)?
+        for (offset, change) in inserts.enumerated() {
+            let entity = try attributes.entity(change.id.entityName, in: index)
+            if attributes.changedEntity { checkedUpsertKey = nil }
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
             }
-            try Self.checkAttributes(change.attributes, entity)
-            try Self.checkComplete(change.attributes, entity)
-            if let upsertKey = change.upsertKey, upsertKey != checkedUpsertKey {
-                guard entity.attributes[upsertKey]?.isUnique == true else {
-                    throw CVManagedStructError.constraintViolation(
-                        entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+            let values = try attributes.resolve(change.attributes, entity)
+            if let values { resolved.changes.inserts[offset].attributes = values }
+            let given = values ?? change.attributes
+            try Self.checkComplete(given, entity)
+            var upsertPosition: Int?
+            if let upsertKey = change.upsertKey {
+                if let known = checkedUpsertKey, known.name == upsertKey {
+                    upsertPosition = known.position
+                } else {
+                    guard entity.attributes[upsertKey]?.isUnique == true,
+                        let position = entity.layout.position(of: upsertKey)
+                    else {
+                        throw CVManagedStructError.constraintViolation(
+                            entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
+                    }
+                    checkedUpsertKey = (upsertKey, position)
+                    upsertPosition = position
                 }
-                checkedUpsertKey = upsertKey
+                if let position = upsertPosition, given[at: position]?.isNull ?? true {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: upsertKey)
+                }
             }
             try Self.checkToOne(change.toOne, entity)
+            resolved.insertEntities.append(entity)
+            resolved.upsertPositions.append(upsertPosition)
         }
-        for change in updates {
-            let entity = try entity(of: change)
+        resolved.updateEntities.reserveCapacity(updates.count)
+        for (offset, change) in updates.enumerated() {
+            let entity = try attributes.entity(change.id.entityName, in: index)
             guard !change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "update of \(change.id), which was never saved")
             }
@@ -45,17 +102,20 @@ extension ChangeSet {
                 throw CVManagedStructError.invalidObject(
                     message: "update of \(change.id) is to be written unless current, but names no version")
             }
-            try Self.checkAttributes(change.attributes, entity)
+            if let values = try attributes.resolve(change.attributes, entity) {
+                resolved.changes.updates[offset].attributes = values
+            }
             try Self.checkToOne(change.toOne, entity)
+            resolved.updateEntities.append(entity)
         }
         for deletion in deletes {
-            _ = try index.entity(deletion.id.entityName)
+            resolved.deleteEntities.append(try attributes.entity(deletion.id.entityName, in: index))
             guard !deletion.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "delete of \(deletion.id), which was never saved")
             }
         }
         for change in relationships {
-            let entity = try index.entity(change.owner.entityName)
+            let entity = try attributes.entity(change.owner.entityName, in: index)
             let relationship = try entity.relationship(change.relationship)
             guard relationship.isToMany else {
                 throw CVManagedStructError.constraintViolation(
@@ -69,7 +129,9 @@ extension ChangeSet {
                         entity: entity.name, key: relationship.name, message: "\(member) is listed twice")
                 }
             }
+            resolved.links.append((entity, relationship))
         }
+        return resolved
     }
 
     /// Checks that a new row has a value for every required attribute without a default. An upsert too: the
@@ -78,71 +140,11 @@ extension ChangeSet {
     private static func checkComplete(_ values: AttributeValues, _ entity: EntityIndex) throws {
         let isOptional = entity.isOptional
         let declared = entity.entity.attributes
-        let sameLayout = values.layout.hasSameNames(as: entity.layout)
         for position in isOptional.indices where !isOptional[position] && declared[position].defaultValue == nil {
-            let given = sameLayout ? values[at: position] : values[declared[position].name]
-            if given == nil {
+            if values[at: position] == nil {
                 throw CVManagedStructError.missingValue(entity: entity.name, key: declared[position].name)
             }
         }
-    }
-
-    /// What ``convertedAttributes(_:_:)`` checks, without building the converted values.
-    private static func checkAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws {
-        if values.layout.hasSameNames(as: entity.layout) {
-            // The usual case (a context's change set): positions are the entity's, no name is looked up, and
-            // no attribute is copied (the entity's arrays of types and optionality; the name only for an error).
-            let types = entity.types
-            let isOptional = entity.isOptional
-            for position in types.indices {
-                guard let value = values[at: position] else { continue }
-                if value.isNull {
-                    if !isOptional[position] { try check(value, entity.entity.attributes[position], entity) }
-                } else if value.type != types[position] {
-                    try check(value, entity.entity.attributes[position], entity)
-                }
-            }
-            return
-        }
-        for (key, value) in values { try check(value, try entity.attribute(key), entity) }
-    }
-
-    private static func check(_ value: AttributeValue, _ attribute: Attribute, _ entity: EntityIndex) throws {
-        if value.isNull {
-            guard attribute.isOptional else {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
-            }
-        } else if value.type != attribute.type, value.converted(to: attribute.type) == nil {
-            throw CVManagedStructError.typeMismatch(
-                entity: entity.name, key: attribute.name, expected: attribute.type.rawValue,
-                found: value.typeDescription)
-        }
-    }
-
-    /// Attribute values converted losslessly to each attribute's type, in the entity's layout.
-    ///
-    /// - Throws: `unknownKey`, `typeMismatch` for a value that does not convert without loss, `missingValue`
-    ///   for null in a required attribute.
-    package static func convertedAttributes(_ values: AttributeValues, _ entity: EntityIndex) throws
-        -> AttributeValues
-    {
-        let (arranged, unknown) = values.arranged(as: entity.layout)
-        guard var result = arranged else {
-            throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
-        }
-        for (position, attribute) in entity.entity.attributes.enumerated() {
-            guard let value = result[at: position] else { continue }
-            guard let converted = value.converted(to: attribute.type) else {
-                throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: attribute.name, expected: attribute.type.rawValue,
-                    found: value.typeDescription)
-            }
-            if converted.isNull, !attribute.isOptional {
-                throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
-            }
-            if value.type != converted.type { result[at: position] = converted }
-        }
-        return result
     }
 
     private static func checkToOne(_ links: [String: ManagedObjectID?], _ entity: EntityIndex) throws {
@@ -164,5 +166,78 @@ extension ChangeSet {
                 entity: entity.name, key: relationship.name, expected: relationship.destination,
                 found: id.entityName)
         }
+    }
+}
+
+/// Resolves one change's attributes at a time, keeping what it looked up for the previous change's entity.
+private struct AttributeResolver {
+    let rules: [ValueRule]
+    private var current: EntityIndex?
+    /// For `current`, the rule that applies at each position of its layout (`nil` with no rules).
+    private var rulesByPosition: [ValueRule?]?
+    /// Whether the last ``entity(_:in:)`` found another entity than the call before.
+    private(set) var changedEntity = false
+
+    init(rules: [ValueRule]) { self.rules = rules }
+
+    mutating func entity(_ name: String, in index: ModelIndex) throws -> EntityIndex {
+        if let current, current.name == name {
+            changedEntity = false
+            return current
+        }
+        let found = try index.entity(name)
+        current = found
+        changedEntity = true
+        rulesByPosition =
+            rules.isEmpty ? nil : found.types.map { type in rules.first { $0.type == type } }
+        return found
+    }
+
+    /// The attributes in the entity's layout, of its attributes' types, the rules applied; `nil` when that is
+    /// what was given (the usual case for a context's change set: nothing is copied).
+    ///
+    /// - Throws: `unknownKey`, `typeMismatch` for a value that does not convert without loss, `missingValue`
+    ///   for null in a required attribute; what a rule throws.
+    func resolve(_ values: AttributeValues, _ entity: EntityIndex) throws -> AttributeValues? {
+        var result: AttributeValues?
+        if !values.layout.hasSameNames(as: entity.layout) {
+            let (arranged, unknown) = values.arranged(as: entity.layout)
+            guard let arranged else { throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "") }
+            result = arranged
+        }
+        // By position, from the entity index's arrays: no attribute (its name, its default) is copied per value;
+        // one is read only for a value that needs converting or fails.
+        let types = entity.types
+        let isOptional = entity.isOptional
+        for position in types.indices {
+            guard var value = (result ?? values)[at: position] else { continue }
+            if value.isNull {
+                guard isOptional[position] else {
+                    throw CVManagedStructError.missingValue(entity: entity.name, key: entity.layout.names[position])
+                }
+                continue
+            }
+            var changed = false
+            if value.type != types[position] {
+                guard let converted = value.converted(to: types[position]) else {
+                    throw CVManagedStructError.typeMismatch(
+                        entity: entity.name, key: entity.layout.names[position], expected: types[position].rawValue,
+                        found: value.typeDescription)
+                }
+                value = converted
+                changed = true
+            }
+            if let rule = rulesByPosition?[position],
+                let kept = try rule.apply(value, entity.name, entity.layout.names[position])
+            {
+                value = kept
+                changed = true
+            }
+            if changed {
+                if result == nil { result = values }
+                result?[at: position] = value
+            }
+        }
+        return result
     }
 }

@@ -8,18 +8,28 @@ extension MemoryStore {
     ///   ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a duplicate unique value or a
     ///   link to a missing row, and the validation errors of ``fetch(_:)``.
     @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
-        try changes.validate(against: index)
+        let resolved = try changes.resolved(against: index, rules: Self.valueRules)
         return try locked {
             state.begin()
             do {
                 var writer = ChangeWriter(index: index, links: links)
-                return try writer.apply(changes, to: &state)
+                return try writer.apply(resolved, to: &state)
             } catch {
                 state.rollback()
                 throw error
             }
         }
     }
+
+    /// The rule this store adds to a change set's resolution: dates kept as PostgreSQL keeps them (see
+    /// ``ChangeWriter/storedPrecision(_:)``), so a struct that round-trips through `MemoryStore` compares as
+    /// it would through `PostgresStore`.
+    static let valueRules = [
+        ValueRule(.date) { value, _, _ in
+            let stored = ChangeWriter.storedPrecision(value)
+            return stored == value ? nil : stored
+        }
+    ]
 }
 
 /// The steps of one ``MemoryStore/apply(_:)`` on the locked state.
@@ -33,10 +43,17 @@ private struct ChangeWriter {
         self.links = links
     }
 
-    mutating func apply(_ changes: ChangeSet, to state: inout MemoryState) throws -> SaveResult {
-        for deletion in changes.deletes { try delete(deletion, in: &state) }
-        for insert in changes.inserts { try self.insert(insert, in: &state) }
-        for update in changes.updates { try self.update(update, in: &state) }
+    mutating func apply(_ resolved: ResolvedChangeSet, to state: inout MemoryState) throws -> SaveResult {
+        let changes = resolved.changes
+        for (deletion, entity) in zip(changes.deletes, resolved.deleteEntities) {
+            try delete(deletion, entity, in: &state)
+        }
+        for (insert, entity) in zip(changes.inserts, resolved.insertEntities) {
+            try self.insert(insert, entity, in: &state)
+        }
+        for (update, entity) in zip(changes.updates, resolved.updateEntities) {
+            try self.update(update, entity, in: &state)
+        }
         for change in changes.inserts + changes.updates where !change.toOne.isEmpty {
             try link(change, in: &state)
         }
@@ -55,8 +72,7 @@ private struct ChangeWriter {
         return result
     }
 
-    private func delete(_ deletion: ObjectDeletion, in state: inout MemoryState) throws {
-        let entity = try index.entity(deletion.id.entityName)
+    private func delete(_ deletion: ObjectDeletion, _ entity: EntityIndex, in state: inout MemoryState) throws {
         guard let key = deletion.id.primaryKey, let row = state.row(entity.name, key) else {
             throw CVManagedStructError.conflict(entity: entity.name, message: "\(deletion.id) no longer exists")
         }
@@ -75,14 +91,9 @@ private struct ChangeWriter {
         }
     }
 
-    private mutating func insert(_ change: ObjectChange, in state: inout MemoryState) throws {
-        let entity = try index.entity(change.id.entityName)
-        let given = try checked(change.attributes, entity)
+    private mutating func insert(_ change: ObjectChange, _ entity: EntityIndex, in state: inout MemoryState) throws {
+        let given = change.attributes
         if let upsertKey = change.upsertKey {
-            guard entity.attributes[upsertKey]?.isUnique == true else {
-                throw CVManagedStructError.constraintViolation(
-                    entity: entity.name, key: upsertKey, message: "upsert key is not a unique attribute")
-            }
             if let value = given[upsertKey], !value.isNull,
                 let existing = state.uniqueOwner("\(entity.name).\(upsertKey)", value),
                 var row = state.row(entity.name, existing)
@@ -96,7 +107,7 @@ private struct ChangeWriter {
                 return
             }
         }
-        // `ChangeSet.validate(against:)` made sure every required attribute without a default has a value.
+        // Resolution made sure every required attribute without a default has a value.
         var attributes = given
         for (position, attribute) in entity.entity.attributes.enumerated() where attributes[at: position] == nil {
             attributes[at: position] = attribute.defaultValue ?? .null
@@ -107,8 +118,7 @@ private struct ChangeWriter {
         keys[change.id] = key
     }
 
-    private func update(_ change: ObjectChange, in state: inout MemoryState) throws {
-        let entity = try index.entity(change.id.entityName)
+    private func update(_ change: ObjectChange, _ entity: EntityIndex, in state: inout MemoryState) throws {
         guard let key = change.id.primaryKey, var row = state.row(entity.name, key) else {
             throw CVManagedStructError.conflict(entity: entity.name, message: "\(change.id) no longer exists")
         }
@@ -119,7 +129,7 @@ private struct ChangeWriter {
             try checkVersion(change.version, row, change.id)
         }
         let old = row.attributes
-        row.attributes.merge(try checked(change.attributes, entity))
+        row.attributes.merge(change.attributes)
         row.version += 1
         try writeUnique(entity, key, old: old, new: row.attributes, in: &state)
         state.setRow(entity.name, key, row)
@@ -129,7 +139,7 @@ private struct ChangeWriter {
         let entity = try index.entity(change.id.entityName)
         let key = try resolve(change.id, in: state)
         guard var row = state.row(entity.name, key) else { return }
-        // The links' names, kinds and destinations were checked by `ChangeSet.validate(against:)`.
+        // The links' names, kinds and destinations were checked by `ChangeSet.resolved(against:rules:)`.
         for (name, target) in change.toOne {
             // A side this store derives from its inverse is written through the inverse's change.
             guard links.side(entity.name, name) == .key else { continue }
@@ -196,17 +206,6 @@ private struct ChangeWriter {
                 entity: id.entityName,
                 message: "\(id) was read at version \(version) but is now at version \(row.version)")
         }
-    }
-
-    /// Attribute values converted to each attribute's type (``ChangeSet/convertedAttributes(_:_:)``), kept
-    /// as PostgreSQL keeps them.
-    /// The values converted to their attributes' types and stored precision, in the entity's layout.
-    private func checked(_ values: AttributeValues, _ entity: EntityIndex) throws -> AttributeValues {
-        var result = try ChangeSet.convertedAttributes(values, entity)
-        for (position, attribute) in entity.entity.attributes.enumerated() where attribute.type == .date {
-            if let value = result[at: position] { result[at: position] = Self.storedPrecision(value) }
-        }
-        return result
     }
 
     /// The value as PostgreSQL keeps it: dates to the nearest microsecond (`timestamptz`), so a struct that

@@ -21,9 +21,9 @@ extension PostgresStore {
     @_spi(StoreImplementation) public func apply(_ changes: ChangeSet) throws -> SaveResult {
         guard !changes.isEmpty else { return SaveResult() }
         try requireWritable()
-        try changes.validate(against: index)
-        let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
-        return try write { _ in .statements(plan, changes) }
+        let resolved = try changes.resolved(against: index, rules: SavePlan.valueRules)
+        let plan = SavePlan(mapping: mapping, changes: resolved)
+        return try write { _ in .statements(plan, resolved.changes) }
     }
 
     /// Applies a change set handed over in parts (a bulk `saveAll`), in one transaction, with the parts'

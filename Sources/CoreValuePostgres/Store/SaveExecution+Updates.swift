@@ -44,7 +44,7 @@ extension SaveExecution {
             var moved: [(key: Int64, row: SavePlan.Row)] = []
             for (place, position) in checked.enumerated() where versions[place] != group.rows[position].version {
                 // Written whole whatever its version now: last writer wins.
-                var row = try plan.materialized(group.rows[position])
+                var row = plan.materialized(group.rows[position], of: group.entity)
                 row.unlessCurrent = false
                 row.version = nil
                 moved.append((keys[position], row))

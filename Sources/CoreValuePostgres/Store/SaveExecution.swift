@@ -149,12 +149,8 @@ final class SaveExecution {
                 continue
             }
             // Updates that don't carry the identifier (a persistent struct's changed columns) lock by key later.
-            // A row written unless current holds its changes' values as given (`SavePlan.Row.deferred`).
-            var values = try update.rows.compactMap { row in
-                try row.value(of: key.name).flatMap { $0.isNull ? nil : $0 }.map {
-                    try ValueCoercion.coerce($0, to: key, in: update.entity.name)
-                }
-            }
+            // Resolved values: of the key's type already, deferred changes' too (`SavePlan.Row.deferred`).
+            var values = update.rows.compactMap { row in row.value(of: key.name).flatMap { $0.isNull ? nil : $0 } }
             guard values.count == update.rows.count else { continue }
             for group in upserts { values += group.rows.compactMap { $0.attributes[key.name] } }
             try runner.run(statements.lock(table: update.entity.name, identifiers: values, of: key))

@@ -1,12 +1,12 @@
 @_spi(StoreImplementation) import CoreValue
 
-/// A change set checked against the model and grouped by entity and relationship, before any SQL is sent.
+/// A resolved change set (`ChangeSet.resolved(against:rules:)`: every key known, every value of its column's
+/// type, text without NUL characters, required values present) grouped by entity and relationship, before
+/// any SQL is sent. It checks nothing again and cannot fail.
 ///
-/// Every key is known, every value is coerced to its column's type (text with a NUL character is refused),
-/// required attributes have values, and insert groups are ordered so that rows referenced by foreign keys
-/// are inserted first where the graph allows. Rows written unless current (unique structs saved unchanged)
-/// are made only once found stale (``Row/deferred``); the shared `ChangeSet.validate` has checked them
-/// before, and a NUL character found then fails the save inside its transaction, so nothing is written.
+/// Insert groups are ordered so that rows referenced by foreign keys are inserted first where the graph
+/// allows. Rows written unless current (unique structs saved unchanged) are merged only once found stale
+/// (``Row/deferred``).
 struct SavePlan {
     /// One inserted or updated row.
     struct Row {
@@ -18,9 +18,9 @@ struct SavePlan {
         var toOne: [String: ManagedObjectID?]
         /// Write only if the stored version moved on from `version` (``ObjectChange/unlessCurrent``).
         var unlessCurrent = false
-        /// For a row written unless current, the changes it stands for, made into its values only if the row
-        /// turns out stale (``materialized(_:)``); until then `attributes` are the first change's as given.
-        /// Such a row is usually current and never written, so it is not arranged and coerced up front.
+        /// For a row written unless current, the changes it stands for, merged into its values only if the
+        /// row turns out stale (``materialized(_:of:)``); until then `attributes` are the first change's.
+        /// Such a row is usually current and never written, so nothing is merged up front.
         var deferred: [ObjectChange] = []
 
         /// The value the row writes for an attribute: with deferred changes, the last one that sets it (as
@@ -65,59 +65,35 @@ struct SavePlan {
     private(set) var deletes: [DeleteGroup] = []
     private(set) var links: [LinkGroup] = []
     let mapping: SchemaMapping
-    /// The model's entities with their attribute layouts.
-    let index: ModelIndex
 
-    /// Checks and groups a change set.
-    ///
-    /// - Throws: `CVManagedStructError` (unknown entity or key, type mismatch, missing value, invalid object)
-    ///   or ``PostgresStoreError`` (a NUL character); nothing has been sent.
-    init(mapping: SchemaMapping, changes: ChangeSet, index: ModelIndex? = nil) throws {
+    /// Groups a resolved change set.
+    init(mapping: SchemaMapping, changes: ResolvedChangeSet) {
         self.mapping = mapping
-        self.index = index ?? ModelIndex(mapping.model)
-        try planInserts(changes.inserts)
-        try planUpdates(changes.updates)
-        try planDeletes(changes.deletes)
-        try planLinks(changes.relationships)
+        planInserts(changes)
+        planUpdates(changes)
+        planDeletes(changes)
+        planLinks(changes)
     }
 
-    private var model: ManagedObjectModel { mapping.model }
+    /// The rules PostgreSQL adds to a change set's resolution: text cannot hold a NUL character.
+    static let valueRules = [
+        ValueRule(.string) { value, entity, key in
+            if case .string(let text) = value { try ValueCoercion.checkText(text, entity: entity, key: key) }
+            return nil
+        }
+    ]
 
-    private mutating func planInserts(_ changes: [ObjectChange]) throws {
+    private mutating func planInserts(_ resolved: ResolvedChangeSet) {
         var groups: [InsertGroup] = []
         var index: [String: Int] = [:]
         // The previous row's group, for the usual run of rows of one entity and shape: no group key (several
         // strings per row) is built and hashed for those.
         var previous: (info: EntityIndex, upsert: String?, plain: Bool, position: Int)?
-        // The previous upsert key by name and position: copying its `Attribute` per row cost about 900
-        // instructions (four copies of a struct with a name and a default value).
-        var lastUpsertKey: (info: EntityIndex, name: String, position: Int)?
-        for change in changes {
-            let info =
-                if let previous, previous.info.name == change.id.entityName { previous.info } else {
-                    try self.index.entity(change.id.entityName)
-                }
+        for (offset, change) in resolved.changes.inserts.enumerated() {
+            let info = resolved.insertEntities[offset]
             let entity = info.entity
-            let row = try makeRow(change, entity: info)
-            var upsertKeyName: String?
-            if let key = change.upsertKey {
-                // The previous row's key (a run of upserts shares one): no lookup of it by name per row.
-                let position: Int
-                if let known = lastUpsertKey, known.info === info, known.name == key {
-                    position = known.position
-                } else {
-                    guard info.attributes[key] != nil, let found = info.layout.position(of: key) else {
-                        throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
-                    }
-                    position = found
-                    lastUpsertKey = (info, key, found)
-                }
-                // The row's values are in the entity's layout (`makeRow` arranged them).
-                guard let value = row.attributes[at: position], !value.isNull else {
-                    throw CVManagedStructError.missingValue(entity: entity.name, key: key)
-                }
-                upsertKeyName = key
-            }
+            let row = makeRow(change, entity: entity)
+            let upsertKeyName = resolved.upsertPositions[offset] == nil ? nil : change.upsertKey
             // Only an upsert's group depends on which columns the row sets (see below).
             let plain = row.attributes.isComplete && row.toOne.isEmpty
             if let previous, previous.info === info, previous.upsert == upsertKeyName,
@@ -185,28 +161,22 @@ struct SavePlan {
         return ordered
     }
 
-    private mutating func planUpdates(_ changes: [ObjectChange]) throws {
+    private mutating func planUpdates(_ resolved: ResolvedChangeSet) {
         var index: [String: Int] = [:]
+        let changes = resolved.changes.updates
         // Sized for the changes at once: growing it one change at a time rehashed it a quarter of the time.
         var rowIndex: [ManagedObjectID: (Int, Int)] = Dictionary(minimumCapacity: changes.count)
-        var previous: EntityIndex?
-        for change in changes {
-            // The usual run of changes of one entity: no lookup by name per change.
-            let info =
-                if let previous, previous.name == change.id.entityName { previous } else {
-                    try self.index.entity(change.id.entityName)
-                }
-            previous = info
-            let entity = info.entity
+        for (offset, change) in changes.enumerated() {
+            let entity = resolved.updateEntities[offset].entity
             if let (group, position) = rowIndex[change.id] {
                 if change.unlessCurrent, updates[group].rows[position].unlessCurrent {
                     updates[group].rows[position].deferred.append(change)
                     continue
                 }
                 if !updates[group].rows[position].deferred.isEmpty {
-                    updates[group].rows[position] = try materialized(updates[group].rows[position])
+                    updates[group].rows[position] = materialized(updates[group].rows[position], of: entity)
                 }
-                let row = try makeRow(change, entity: info)
+                let row = makeRow(change, entity: entity)
                 updates[group].rows[position].attributes.merge(row.attributes)
                 updates[group].rows[position].toOne.merge(row.toOne) { $1 }
                 if !row.unlessCurrent {
@@ -220,7 +190,7 @@ struct SavePlan {
                 ? Row(
                     id: change.id, version: change.version, attributes: change.attributes, toOne: [:],
                     unlessCurrent: true, deferred: [change])
-                : try makeRow(change, entity: info)
+                : makeRow(change, entity: entity)
             let group: Int
             if let last = updates.indices.last, updates[last].entity.name == entity.name {
                 // The usual run of one entity's changes: its group is the last one, found without hashing.
@@ -238,14 +208,14 @@ struct SavePlan {
         updates.sort { $0.entity.name < $1.entity.name }
     }
 
-    private mutating func planDeletes(_ deletions: [ObjectDeletion]) throws {
+    private mutating func planDeletes(_ resolved: ResolvedChangeSet) {
         var index: [String: Int] = [:]
         var seen = Set<ManagedObjectID>()
-        for deletion in deletions where seen.insert(deletion.id).inserted {
-            let entity = try model.entity(deletion.id.entityName)
-            guard let key = deletion.id.primaryKey else {
-                throw CVManagedStructError.invalidObject(message: "delete of \(deletion.id), which was never saved")
-            }
+        for (deletion, info) in zip(resolved.changes.deletes, resolved.deleteEntities)
+        where seen.insert(deletion.id).inserted {
+            let entity = info.entity
+            // Resolution refused a delete of a never-saved (temporary) ID: a permanent one has a key.
+            guard let key = deletion.id.primaryKey else { continue }
             if let group = index[entity.name] {
                 deletes[group].keys.append(key)
                 deletes[group].versions.append(deletion.version)
@@ -256,28 +226,15 @@ struct SavePlan {
         }
     }
 
-    private mutating func planLinks(_ changes: [RelationshipChange]) throws {
+    private mutating func planLinks(_ resolved: ResolvedChangeSet) {
         var index: [String: Int] = [:]
         // Per group, the position of each owner's change: a later change of the same owner replaces it.
         var ownerPositions: [[ManagedObjectID: Int]] = []
-        for change in changes {
-            let entity = try model.entity(change.owner.entityName)
-            guard let relationship = entity.relationship(named: change.relationship) else {
-                throw CVManagedStructError.unknownKey(entity: entity.name, key: change.relationship)
-            }
-            guard relationship.isToMany else {
-                throw CVManagedStructError.invalidObject(
-                    message:
-                        "'\(entity.name).\(relationship.name)' is a to-one relationship; set it in the object's change")
-            }
+        for (change, link) in zip(resolved.changes.relationships, resolved.links) {
+            let (entity, relationship) = (link.entity.entity, link.relationship)
             // A change set carries every changed side; the links are written from the side that owns them (the
             // context changes both sides together).
             guard mapping.storage(of: relationship, in: entity) == .joinTable else { continue }
-            for member in change.members where member.entityName != relationship.destination {
-                throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: relationship.name, expected: relationship.destination,
-                    found: member.entityName)
-            }
             let groupKey = entity.name + "\u{0}" + relationship.name
             if let group = index[groupKey] {
                 if let position = ownerPositions[group][change.owner] {
@@ -296,16 +253,13 @@ struct SavePlan {
         links.sort { ($0.entity.name, $0.relationship.name) < ($1.entity.name, $1.relationship.name) }
     }
 
-    /// A row whose changes were deferred (see ``Row/deferred``) with its values made: keys known, values
-    /// coerced, the checks `makeRow` does done; a row without deferred changes as it is.
-    ///
-    /// - Throws: As ``init(mapping:changes:index:)``.
-    func materialized(_ row: Row) throws -> Row {
+    /// A row whose changes were deferred (see ``Row/deferred``) with them merged, the last change setting a
+    /// value winning; a row without deferred changes as it is.
+    func materialized(_ row: Row, of entity: Entity) -> Row {
         guard let first = row.deferred.first else { return row }
-        let info = try index.entity(row.id.entityName)
-        var made = try makeRow(first, entity: info)
+        var made = makeRow(first, entity: entity)
         for change in row.deferred.dropFirst() {
-            let next = try makeRow(change, entity: info)
+            let next = makeRow(change, entity: entity)
             made.attributes.merge(next.attributes)
             made.toOne.merge(next.toOne) { $1 }
         }
@@ -314,65 +268,23 @@ struct SavePlan {
         return made
     }
 
-    /// A change as a row in its entity's layout: every key known, every value coerced to its column's type,
-    /// the check PostgreSQL adds (NUL in text) done. Values that already have
-    /// their attribute's type (the usual case) are the change's storage, shared rather than rebuilt.
-    private func makeRow(_ change: ObjectChange, entity info: EntityIndex) throws -> Row {
-        let entity = info.entity
-        let (arranged, unknown) = change.attributes.arranged(as: info.layout)
-        guard var attributes = arranged else {
-            throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "")
-        }
-        // By position, from the entity index's arrays: no attribute (its name, its default) is copied per
-        // value; one is read only for a value that needs coercing or fails.
-        let declared = entity.attributes
-        let types = info.types
-        // Required values (present, not null) were checked by `ChangeSet.validate(against:)`, which every
-        // route runs before planning; what is left here is PostgreSQL's own rule (no NUL in text) and coercion.
-        for position in types.indices {
-            guard let value = attributes[at: position] else { continue }
-            switch value {
-            case .null:
-                continue
-            case .string(let text):
-                try ValueCoercion.checkText(text, entity: entity.name, key: declared[position].name)
-                if types[position] != .string {
-                    attributes[at: position] = try coerced(value, declared[position], entity)
-                }
-            default:
-                if value.type != types[position] {
-                    attributes[at: position] = try coerced(value, declared[position], entity)
-                }
-            }
-        }
-        return Row(
-            id: change.id, version: change.version, attributes: attributes, toOne: try toOneLinks(change, entity),
+    /// A resolved change as a row: its values as they are (the change's storage, shared), its owning to-one
+    /// links.
+    private func makeRow(_ change: ObjectChange, entity: Entity) -> Row {
+        Row(
+            id: change.id, version: change.version, attributes: change.attributes, toOne: toOneLinks(change, entity),
             unlessCurrent: change.unlessCurrent)
     }
 
-    /// A value coerced to its attribute's column type.
-    private func coerced(_ value: AttributeValue, _ attribute: Attribute, _ entity: Entity) throws -> AttributeValue {
-        let coerced = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
-        if coerced.isNull && !attribute.isOptional {
-            throw CVManagedStructError.missingValue(entity: entity.name, key: attribute.name)
-        }
-        return coerced
-    }
-
-    /// The owning to-one links of a change, checked.
-    private func toOneLinks(_ change: ObjectChange, _ entity: Entity) throws -> [String: ManagedObjectID?] {
+    /// The owning to-one links of a change; non-owning ones are written from their owning side.
+    private func toOneLinks(_ change: ObjectChange, _ entity: Entity) -> [String: ManagedObjectID?] {
         var toOne: [String: ManagedObjectID?] = [:]
         for (key, target) in change.toOne {
-            guard let relationship = entity.relationship(named: key), !relationship.isToMany else {
-                throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
+            if let relationship = entity.relationship(named: key),
+                mapping.storage(of: relationship, in: entity) == .foreignKey
+            {
+                toOne[key] = .some(target)
             }
-            // Non-owning to-ones are written from their owning side; nothing to store here.
-            guard mapping.storage(of: relationship, in: entity) == .foreignKey else { continue }
-            if let target, target.entityName != relationship.destination {
-                throw CVManagedStructError.typeMismatch(
-                    entity: entity.name, key: key, expected: relationship.destination, found: target.entityName)
-            }
-            toOne[key] = .some(target)
         }
         return toOne
     }

@@ -136,8 +136,9 @@ struct PartSource {
         try withoutActuallyEscaping(send) { send in
             try produce { changes in
                 guard !changes.isEmpty else { return }
-                try changes.validate(against: index)
-                let plan = try SavePlan(mapping: mapping, changes: changes, index: index)
+                let resolved = try changes.resolved(against: index, rules: SavePlan.valueRules)
+                let changes = resolved.changes
+                let plan = SavePlan(mapping: mapping, changes: resolved)
                 // The one check of the parts' shape, for both routes (pipelined inserts and COPY).
                 guard plan.updates.isEmpty, plan.links.isEmpty, plan.deletes.isEmpty else {
                     throw CVManagedStructError.invalidObject(

@@ -43,7 +43,8 @@ enum ContextSuite {
             #expect(!saved.isDeleted)
             #expect(try await context.fetch(FetchRequest(entityName: "Employee"), via: api).count == 1)
         },
-        SuiteCase("a required attribute without a value fails the save before the store") { make, api in
+        SuiteCase("a required attribute without a value fails the save before anything is written") { make, api in
+            // Found once, by the store's resolution of the change set, before it writes anything.
             let store = CountingStore(try make())
             let context = ManagedObjectContext(store: store)
             let object = try context.insert(entityName: "Employee")
@@ -51,7 +52,8 @@ enum ContextSuite {
             await #expect(throws: CVManagedStructError.missingValue(entity: "Employee", key: "age")) {
                 try await context.save(via: api)
             }
-            #expect(store.count("apply") == 0)
+            #expect(store.count("apply") == 1)
+            #expect(try store.fetch(FetchRequest(entityName: "Employee")).isEmpty)
             #expect(context.hasChanges)
             try object.setValue(Int16(30), forKey: "age")
             try object.setValue("Sales", forKey: "department")

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `Store.apply` called directly with malformed change sets: both stores refuse them with the same error
-/// before writing anything (the checks `ChangeSet.validate(against:)` shares).
+/// before writing anything (the checks `ChangeSet.resolved(against:rules:)` makes for both).
 enum StoreContractSuite {
     static let cases: [SuiteCase] = [
         SuiteCase("a malformed change set fails the same way on every store, and writes nothing") { make, api in
