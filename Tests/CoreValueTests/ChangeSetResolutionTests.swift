@@ -41,8 +41,10 @@ import Testing
         struct Refused: Error {}
         let index = ModelIndex(try Self.model())
         let change = ObjectChange(id: .temporary("Tag"), attributes: ["code": .string("bad"), "rank": .int16(1)])
-        let refuse = ValueRule(.string) { value, entity, key in
-            if value == .string("bad"), entity == "Tag", key == "code" { throw Refused() }
+        let refuse = ValueRule(.string) { value, entity, position in
+            if value == .string("bad"), entity.name == "Tag", entity.layout.names[position] == "code" {
+                throw Refused()
+            }
             return nil
         }
         #expect(throws: Refused.self) { try ChangeSet(inserts: [change]).resolved(against: index, rules: [refuse]) }

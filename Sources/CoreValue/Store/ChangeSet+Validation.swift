@@ -3,16 +3,16 @@
 /// NUL character) or returns it as the store keeps it (``MemoryStore``: a date to the microsecond), `nil` when
 /// the value stays as it is.
 package struct ValueRule: Sendable {
+    /// The rule's signature: a non-null value of the rule's type, the entity and the value's position in the
+    /// entity's layout (names are looked up only to say what was wrong).
+    package typealias Apply =
+        @Sendable (_ value: AttributeValue, _ entity: EntityIndex, _ position: Int) throws ->
+        AttributeValue?
     /// The attribute type whose values the rule sees.
     package let type: AttributeType
-    /// The rule, given a value of ``type`` that is not null, its entity's name and its key.
-    package let apply: @Sendable (_ value: AttributeValue, _ entity: String, _ key: String) throws -> AttributeValue?
+    package let apply: Apply
 
-    package init(
-        _ type: AttributeType,
-        _ apply:
-            @escaping @Sendable (_ value: AttributeValue, _ entity: String, _ key: String) throws -> AttributeValue?
-    ) {
+    package init(_ type: AttributeType, _ apply: @escaping Apply) {
         self.type = type
         self.apply = apply
     }
@@ -173,8 +173,9 @@ extension ChangeSet {
 private struct AttributeResolver {
     let rules: [ValueRule]
     private var current: EntityIndex?
-    /// For `current`, the rule that applies at each position of its layout (`nil` with no rules).
-    private var rulesByPosition: [ValueRule?]?
+    /// For `current`, the index in `rules` of the rule at each position of its layout (-1: none); empty with
+    /// no rules.
+    private var ruleAt: [Int] = []
     /// Whether the last ``entity(_:in:)`` found another entity than the call before.
     private(set) var changedEntity = false
 
@@ -188,8 +189,7 @@ private struct AttributeResolver {
         let found = try index.entity(name)
         current = found
         changedEntity = true
-        rulesByPosition =
-            rules.isEmpty ? nil : found.types.map { type in rules.first { $0.type == type } }
+        ruleAt = rules.isEmpty ? [] : found.types.map { type in rules.firstIndex { $0.type == type } ?? -1 }
         return found
     }
 
@@ -199,43 +199,48 @@ private struct AttributeResolver {
     /// - Throws: `unknownKey`, `typeMismatch` for a value that does not convert without loss, `missingValue`
     ///   for null in a required attribute; what a rule throws.
     func resolve(_ values: AttributeValues, _ entity: EntityIndex) throws -> AttributeValues? {
-        var result: AttributeValues?
-        if !values.layout.hasSameNames(as: entity.layout) {
+        guard values.layout.hasSameNames(as: entity.layout) else {
             let (arranged, unknown) = values.arranged(as: entity.layout)
             guard let arranged else { throw CVManagedStructError.unknownKey(entity: entity.name, key: unknown ?? "") }
-            result = arranged
+            return try resolveArranged(arranged, entity) ?? arranged
         }
+        return try resolveArranged(values, entity)
+    }
+
+    /// ``resolve(_:_:)`` for values in the entity's layout: read from `values`, copied only at the first value
+    /// that changes.
+    private func resolveArranged(_ values: AttributeValues, _ entity: EntityIndex) throws -> AttributeValues? {
+        var result: AttributeValues?
         // By position, from the entity index's arrays: no attribute (its name, its default) is copied per value;
-        // one is read only for a value that needs converting or fails.
+        // a name is read only for an error.
         let types = entity.types
         let isOptional = entity.isOptional
+        let checked = !ruleAt.isEmpty
         for position in types.indices {
-            guard var value = (result ?? values)[at: position] else { continue }
+            guard let value = values[at: position] else { continue }
             if value.isNull {
                 guard isOptional[position] else {
                     throw CVManagedStructError.missingValue(entity: entity.name, key: entity.layout.names[position])
                 }
                 continue
             }
-            var changed = false
+            var resolved: AttributeValue?
             if value.type != types[position] {
                 guard let converted = value.converted(to: types[position]) else {
                     throw CVManagedStructError.typeMismatch(
                         entity: entity.name, key: entity.layout.names[position], expected: types[position].rawValue,
                         found: value.typeDescription)
                 }
-                value = converted
-                changed = true
+                resolved = converted
             }
-            if let rule = rulesByPosition?[position],
-                let kept = try rule.apply(value, entity.name, entity.layout.names[position])
+            if checked, ruleAt[position] >= 0,
+                let kept = try rules[ruleAt[position]].apply(resolved ?? value, entity, position)
             {
-                value = kept
-                changed = true
+                resolved = kept
             }
-            if changed {
+            if let resolved {
                 if result == nil { result = values }
-                result?[at: position] = value
+                result?[at: position] = resolved
             }
         }
         return result

@@ -15,13 +15,13 @@ enum ValueCoercion {
     }
 
     /// Throws when text cannot be stored in PostgreSQL (a NUL character).
-    static func checkText(_ text: String, entity: String, key: @autoclosure () -> String) throws {
+    static func checkText(_ text: String, entity: @autoclosure () -> String, key: @autoclosure () -> String) throws {
         // Over the contiguous bytes (a native string's, without copying): one tight loop, no index per byte.
         var text = text
         if text.withUTF8({ $0.contains(0) }) {
             throw PostgresStoreError(
                 .invalidValue,
-                "text for '\(entity).\(key())' contains a NUL character, which PostgreSQL text cannot hold"
+                "text for '\(entity()).\(key())' contains a NUL character, which PostgreSQL text cannot hold"
             )
         }
     }

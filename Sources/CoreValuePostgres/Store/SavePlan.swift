@@ -77,8 +77,10 @@ struct SavePlan {
 
     /// The rules PostgreSQL adds to a change set's resolution: text cannot hold a NUL character.
     static let valueRules = [
-        ValueRule(.string) { value, entity, key in
-            if case .string(let text) = value { try ValueCoercion.checkText(text, entity: entity, key: key) }
+        ValueRule(.string) { value, entity, position in
+            if case .string(let text) = value {
+                try ValueCoercion.checkText(text, entity: entity.name, key: entity.layout.names[position])
+            }
             return nil
         }
     ]
