@@ -24,6 +24,9 @@ import Testing
             case .date: return .date(Date(timeIntervalSince1970: Double(bits % 4_000_000_000) / 8))
             case .decimal: return .decimal(Decimal(Int64(bitPattern: bits) % 1_000_000_007) / 100)
             case .uuid: return .uuid(UUID())
+            case .uri:
+                let paths = ["", "a", "%C3%84", "x?y=1#z", String(repeating: "p/", count: Int(bits % 20))]
+                return URL(string: "https://example.com/" + paths[Int(bits % 5)]).map(AttributeValue.uri) ?? .null
             }
         }
     }
@@ -46,6 +49,7 @@ import Testing
         case .date: return try typed { if case .date(let v) = $0 { v } else { nil } }
         case .decimal: return try typed { if case .decimal(let v) = $0 { v } else { nil } }
         case .uuid: return try typed { if case .uuid(let v) = $0 { v } else { nil } }
+        case .uri: return try typed { if case .uri(let v) = $0 { v.absoluteString } else { nil } }
         }
     }
 

@@ -102,6 +102,7 @@ extension Int16: IdentifierType {}
 extension Int32: IdentifierType {}
 extension Int64: IdentifierType {}
 extension UUID: IdentifierType {}
+extension URL: IdentifierType {}
 
 /// The seed's composition of boxing and unboxing.
 public typealias _CVManagedStruct = BoxingStruct & UnboxingStruct

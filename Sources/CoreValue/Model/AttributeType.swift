@@ -28,4 +28,7 @@ public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
     case decimal
     /// A UUID (`uuid`).
     case uuid
+    /// A URL, as Core Data's URI attribute type keeps it: its absolute string (`text`). Swift's `URL` boxes
+    /// into it.
+    case uri
 }

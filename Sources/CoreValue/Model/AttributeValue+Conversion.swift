@@ -24,7 +24,7 @@ extension AttributeValue {
             }
         case .decimal:
             return exactIntegerStorage.map { AttributeValue.decimal(Decimal($0)) }
-        case .bool, .string, .data, .date, .uuid:
+        case .bool, .string, .data, .date, .uuid, .uri:
             return nil
         }
     }

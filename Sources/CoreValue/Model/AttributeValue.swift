@@ -28,6 +28,8 @@ public enum AttributeValue: Sendable, Hashable {
     case decimal(Decimal)
     /// A UUID.
     case uuid(UUID)
+    /// A URL, stored as its absolute string.
+    case uri(URL)
 
     /// The attribute type this value has, or `nil` for ``null``.
     public var type: AttributeType? {
@@ -44,6 +46,7 @@ public enum AttributeValue: Sendable, Hashable {
         case .date: return .date
         case .decimal: return .decimal
         case .uuid: return .uuid
+        case .uri: return .uri
         }
     }
 
@@ -75,6 +78,8 @@ extension AttributeValue {
         case (.date(let a), .date(let b)): return a == b
         case (.decimal(let a), .decimal(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.uuid(let a), .uuid(let b)): return a == b
+        // As stored: the same absolute string, byte for byte.
+        case (.uri(let a), .uri(let b)): return sameUTF8(a.absoluteString, b.absoluteString)
         default: return false
         }
     }
@@ -118,6 +123,10 @@ extension AttributeValue {
             hasher.combine(10 as UInt8)
             if value.isNaN { hasher.combine(UInt64.max) } else { hasher.combine(value) }
         case .uuid(let value): hasher.combine(11 as UInt8); hasher.combine(value)
+        case .uri(let value):
+            hasher.combine(12 as UInt8)
+            var text = value.absoluteString
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 }

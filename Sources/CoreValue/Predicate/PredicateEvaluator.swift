@@ -133,16 +133,18 @@ package enum ValueOrder {
         case (.decimal(let a), .decimal(let b)): return sign(a, b)
         case (.uuid(let a), .uuid(let b)):
             return withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in bytes(x, y) } }
+        case (.uri(let a), .uri(let b)): return bytes(a.absoluteString.utf8, b.absoluteString.utf8)
         default: return nil
         }
     }
 
     /// Whether ``compare(_:_:)`` orders values of this type as PostgreSQL's btree orders their column:
-    /// integers by value, text in byte order (`COLLATE "C"`, as every text column is declared), UUIDs by
-    /// their bytes. Writers that lock rows in this order in several statements cannot deadlock each other.
+    /// integers by value, text in byte order (`COLLATE "C"`, as every text column is declared; a URL's
+    /// too), UUIDs by their bytes. Writers that lock rows in this order in several statements cannot deadlock
+    /// each other.
     package static func matchesServerOrder(_ type: AttributeType) -> Bool {
         switch type {
-        case .int16, .int32, .int64, .string, .uuid: return true
+        case .int16, .int32, .int64, .string, .uuid, .uri: return true
         default: return false
         }
     }

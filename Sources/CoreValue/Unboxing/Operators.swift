@@ -114,6 +114,7 @@ func exactUnbox<A>(_ attribute: AttributeValue, as type: A.Type) -> A? {
     case .data(let value): return A.self == Data.self ? value as? A : nil
     case .decimal(let value): return A.self == Decimal.self ? value as? A : nil
     case .uuid(let value): return A.self == UUID.self ? value as? A : nil
+    case .uri(let value): return A.self == URL.self ? value as? A : nil
     case .null: return nil
     }
 }

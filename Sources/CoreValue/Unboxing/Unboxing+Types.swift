@@ -12,6 +12,7 @@ extension Data: Unboxing, Boxing {}
 extension Date: Unboxing, Boxing {}
 extension Decimal: Unboxing, Boxing {}
 extension UUID: Unboxing, Boxing {}
+extension URL: Unboxing, Boxing {}
 
 extension NSDecimalNumber: Unboxing, Boxing {
     /// The unboxed type.

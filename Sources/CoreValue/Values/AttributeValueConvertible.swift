@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Swift type that stores as one attribute value: the types of DESIGN §2 (`Int`, `Int16`, `Int32`,
-/// `Int64`, `Double`, `Float`, `Bool`, `String`, `Data`, `Date`, `Decimal`, `UUID`).
+/// `Int64`, `Double`, `Float`, `Bool`, `String`, `Data`, `Date`, `Decimal`, `UUID`, `URL`).
 ///
 /// Boxing turns such properties into ``AttributeValue``s, unboxing turns them back, and predicates accept
 /// them as operands (`.key("age") > 30`). Conversions never lose information: reading an `int64` value of
@@ -195,6 +195,18 @@ extension UUID: AttributeValueConvertible {
     /// Reads a `uuid`.
     public init?(attributeValue: AttributeValue) {
         guard case .uuid(let value) = attributeValue else { return nil }
+        self = value
+    }
+}
+
+extension URL: AttributeValueConvertible {
+    /// `uri`.
+    public static var attributeType: AttributeType { .uri }
+    /// The value as `uri`.
+    public var attributeValue: AttributeValue { .uri(self) }
+    /// Reads a `uri`.
+    public init?(attributeValue: AttributeValue) {
+        guard case .uri(let value) = attributeValue else { return nil }
         self = value
     }
 }

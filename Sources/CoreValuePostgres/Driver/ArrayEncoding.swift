@@ -37,7 +37,7 @@ package enum ArrayEncoding {
         case .int16: return 2
         case .int32, .float: return 4
         case .int64, .double, .date: return 8
-        case .uuid, .string, .data, .decimal: return nil
+        case .uuid, .string, .data, .decimal, .uri: return nil
         }
     }
 
@@ -111,6 +111,11 @@ package enum ArrayEncoding {
         case (.date(let date), .date): try buffer.appendSized { try date.encode(into: &$0) }
         case (.decimal(let number), .decimal): try buffer.appendSized { try number.encode(into: &$0) }
         case (.uuid(let uuid), .uuid): try buffer.appendSized { try uuid.encode(into: &$0) }
+        case (.uri(let url), .uri):
+            try buffer.appendSized { buffer in
+                var text = url.absoluteString
+                text.withUTF8 { buffer.append(contentsOf: $0) }
+            }
         default: throw mismatch(value, type)
         }
     }

@@ -18,6 +18,7 @@ enum BindEncoding {
         case .date: return .timestamptz
         case .decimal: return .numeric
         case .uuid: return .uuid
+        case .uri: return .text
         }
     }
 
@@ -46,6 +47,7 @@ enum BindEncoding {
         case .date(let date): return try PostgresValue(date)
         case .decimal(let number): return try PostgresValue(number)
         case .uuid(let uuid): return try PostgresValue(uuid)
+        case .uri(let url): return try PostgresValue(url.absoluteString)
         }
     }
 
@@ -107,6 +109,11 @@ enum BindEncoding {
         case .date: return try decoded(Date.self, AttributeValue.date)
         case .decimal: return try decoded(Decimal.self, AttributeValue.decimal)
         case .uuid: return try decoded(UUID.self, AttributeValue.uuid)
+        case .uri:
+            // Text that another writer (psql, say) stored and that is no URL is a decoding error, not a guess.
+            let text = try String.decode(from: bytes, type: serverType ?? String.postgresType)
+            guard let url = URL(string: text) else { throw LibPQError(.decoding, "the text is not a URL") }
+            return .uri(url)
         }
     }
 
@@ -124,6 +131,7 @@ enum BindEncoding {
         case .date: return "Date"
         case .decimal: return "Decimal"
         case .uuid: return "UUID"
+        case .uri: return "URL"
         }
     }
 

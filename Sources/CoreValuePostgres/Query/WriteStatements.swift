@@ -226,7 +226,7 @@ package struct WriteStatements: Sendable {
     /// declared), so that arrays bound as parameters sort like the table's column.
     private static func orderKey(_ alias: String, _ attribute: Attribute) -> SQL {
         let column: SQL = "\(SQL(unsafeRaw: alias)).\(SQLIdentifier(attribute.name))"
-        return attribute.type == .string ? "\(column) COLLATE \"C\"" : column
+        return ColumnType.isText(attribute.type) ? "\(column) COLLATE \"C\"" : column
     }
 
     /// Sets a foreign-key column of freshly inserted rows whose destination was inserted later in the save.

@@ -67,7 +67,7 @@ enum SQLCopyLiteral {
     private static func isLiteral(_ type: AttributeType) -> Bool {
         switch type {
         case .int16, .int32, .int64, .bool, .uuid: return true
-        case .float, .double, .string, .data, .date, .decimal: return false
+        case .float, .double, .string, .data, .date, .decimal, .uri: return false
         }
     }
 
@@ -79,7 +79,7 @@ enum SQLCopyLiteral {
         case .int64(let number): appendDecimal(number, to: &text)
         case .bool(let flag): text.append(UInt8(ascii: flag ? "t" : "f"))
         case .uuid(let uuid): text.append(contentsOf: uuid.uuidString.utf8)
-        case .null, .float, .double, .string, .data, .date, .decimal: return false
+        case .null, .float, .double, .string, .data, .date, .decimal, .uri: return false
         }
         return true
     }

@@ -29,6 +29,7 @@ enum SQLLiteral {
             return quote(timestamp(date)) + "::timestamptz"
         case .decimal(let number): return quote(number.description) + "::numeric"
         case .uuid(let uuid): return quote(uuid.uuidString.lowercased()) + "::uuid"
+        case .uri(let url): return quote(url.absoluteString)
         }
     }
 

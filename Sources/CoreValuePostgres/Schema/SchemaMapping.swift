@@ -73,7 +73,7 @@ package struct SchemaMapping: Sendable {
                 ColumnDefinition(
                     name: attribute.name, sqlType: ColumnType.sqlName(of: attribute.type),
                     isNullable: attribute.isOptional, constraints: constraints.joined(separator: " "),
-                    collation: attribute.type == .string ? Self.textCollation : nil, defaultLiteral: literal,
+                    collation: ColumnType.isText(attribute.type) ? Self.textCollation : nil, defaultLiteral: literal,
                     isUnique: attribute.isUnique))
         }
         var foreignKeys: [ForeignKeyDefinition] = []
