@@ -8,7 +8,7 @@ import Testing
 @Suite struct FetchInPartsTests {
     /// A `MemoryStore` that hands a fetch's rows over two at a time, optionally starting over once after the
     /// first part, and records how many structs had been unboxed when each part was handed over.
-    final class PartedStore: Store, @unchecked Sendable {
+    final class PartedStore: StoreRefinements, @unchecked Sendable {
         let base: MemoryStore
         let restartsOnce: Bool
         var unboxedBeforePart: [Int] = []

@@ -9,7 +9,7 @@ import Foundation
 /// The cancellation state of one async call, for the store that runs its blocking work.
 ///
 /// An async call of this library (`try await context.save()`, say) runs its synchronous work through
-/// ``Store/runBlocking(_:)`` with a token that is ``current`` on the thread doing the work. When the calling
+/// ``StoreRefinements/runBlocking(_:)`` with a token that is ``current`` on the thread doing the work. When the calling
 /// task is cancelled the token is cancelled: work not yet started throws `CancellationError`, and a store
 /// cancels the statement it is running through a handler registered with ``whileRunning(onCancel:_:)``
 /// (`PostgresStore` sends the server a cancel request).

@@ -21,7 +21,7 @@ private final class BlockingWork<T>: @unchecked Sendable {
 
 extension ManagedObjectContext {
     /// Runs synchronous work of this context for an async caller, on a thread of the store
-    /// (``Store/runBlocking(_:)``), while the calling task waits without holding a thread of the cooperative
+    /// (``StoreRefinements/runBlocking(_:)``), while the calling task waits without holding a thread of the cooperative
     /// pool. The context is confined to the calling task, which is suspended until the work is done: the work
     /// and the task never use the context at once.
     ///
@@ -41,7 +41,7 @@ extension ManagedObjectContext {
         let work = BlockingWork(body)
         let result: Handoff<T> = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                store.runBlocking {
+                store.refinements.runBlocking {
                     // `run` lets go of `body` (and the context it captured) before the task resumes: were the
                     // store's thread the last holder, the context would deinit there while the task uses its
                     // objects.

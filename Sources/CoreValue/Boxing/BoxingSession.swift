@@ -80,7 +80,7 @@ struct BoxingSession {
                 var start = 0
                 while start < values.count {
                     let batch = Array(values[start..<min(start + ManagedObjectContext.batchSize, values.count)])
-                    for snapshot in try context.store.fetch(entityName: entityName, key: key, values: batch)
+                    for snapshot in try context.refined.fetch(entityName: entityName, key: key, values: batch)
                     where snapshot.id.entityName == entityName {
                         _ = try context.register(snapshot)
                     }

@@ -54,7 +54,7 @@ extension ManagedObjectContext {
             reserveCapacity(expected, of: info, fetched: true)
             results.reserveCapacity(expected)
         }
-        try store.fetch(request) { part in
+        try refined.fetch(request) { part in
             switch part {
             case .restart:
                 results.removeAll()
@@ -98,7 +98,7 @@ extension ManagedObjectContext {
         var matching: [(object: ManagedObject, position: Int)] = []
         var seen = Set<ObjectIdentifier>()
         // Read once per fetch: the store may ask its server the first time.
-        let reader = Self.objectReader(CaseFolding(unicodeVersion: store.caseMappingVersion))
+        let reader = Self.objectReader(CaseFolding(unicodeVersion: refined.caseMappingVersion))
         func consider(_ object: ManagedObject, storedMatch: Bool = false) throws {
             guard !object.isDeletedFlag else { return }
             let matched = try storedMatch || Self.matches(request.predicate, object, reader)
@@ -160,7 +160,7 @@ extension ManagedObjectContext {
         return try PredicateEvaluator.matches(predicate, object, reader)
     }
 
-    /// Reads objects' current values, lower-casing as the store's server does (``Store/caseMappingVersion``):
+    /// Reads objects' current values, lower-casing as the store's server does (``StoreRefinements/caseMappingVersion``):
     /// a pending object matches a case-insensitive predicate exactly when its row would.
     private static func objectReader(_ folding: CaseFolding) -> PredicateEvaluator.Reader<ManagedObject> {
         PredicateEvaluator.Reader(

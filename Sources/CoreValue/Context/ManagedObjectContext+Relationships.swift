@@ -85,7 +85,7 @@ extension ManagedObjectContext {
 
     /// Registers the rows `wanted` (the unresolved keys of relationship `key` of the rows `owners`; `remaining`
     /// holds the same IDs, and loses those found): through the relationship when the store can read it that
-    /// way (``Store/fetch(related:of:owners:)``), keeping only the rows wanted and fetching by ID any the
+    /// way (``StoreRefinements/fetch(related:of:owners:)``), keeping only the rows wanted and fetching by ID any the
     /// relationship no longer links (a concurrent change), so the result is what fetching `wanted` by ID
     /// gives; by ID otherwise.
     private func fetchAndRegister(
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
     ) throws {
         guard !wanted.isEmpty else { return }
         guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize,
-            var kept = try store.fetch(related: key, of: info.name, owners: owners)
+            var kept = try refined.fetch(related: key, of: info.name, owners: owners)
         else {
             return try fetchAndRegister(wanted)
         }

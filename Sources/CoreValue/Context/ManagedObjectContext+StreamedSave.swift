@@ -71,7 +71,7 @@ extension ManagedObjectContext {
         // The parts come in identifier order: the first identifier in that order is the least.
         let upserts = StreamedUpserts(
             entityName: info.name, key: attribute.name, lowest: keys[order[0]], count: structs.count)
-        let result = try store.apply(upserts: upserts) { send in
+        let result = try refined.apply(upserts: upserts) { send in
             if boxed {
                 var start = 0
                 for end in partEnds {

@@ -17,6 +17,8 @@ import Foundation
 public final class ManagedObjectContext {
     /// The store the context reads from and saves to.
     public let store: any Store
+    /// The store's refinements, or the defaults over its requirements (``Store/refinements``), looked up once.
+    let refined: any StoreRefinements
     /// The model of the store.
     public var model: ManagedObjectModel { index.model }
 
@@ -95,6 +97,7 @@ public final class ManagedObjectContext {
     /// Creates a context over a store.
     public init(store: any Store) {
         self.store = store
+        self.refined = store.refinements
         // A store's own index when it shares it: built once, with the boxing plans every context needs.
         let index = (store as? any ModelIndexSharing)?.sharedIndex ?? ModelIndex(store.model)
         self.index = index

@@ -105,7 +105,7 @@
     }
 }
 
-/// What a streamed save tells its store before the first part (see ``Store/apply(upserts:streaming:)``):
+/// What a streamed save tells its store before the first part (see ``StoreRefinements/apply(upserts:streaming:)``):
 /// every part upserts rows of one entity by its identifier, in ascending identifier order (the server's
 /// order: integers, UUIDs, text in byte order), the first of them `lowest`.
 @_spi(StoreImplementation) public struct StreamedUpserts: Sendable, Hashable {
@@ -133,7 +133,7 @@
     public var permanentIDs: [ManagedObjectID: ManagedObjectID]
     /// For every inserted or updated object (keyed by permanent ID): its new version.
     public var versions: [ManagedObjectID: Int64]
-    /// For ``Store/apply(upserts:streaming:)`` only: the stored key and new version of inserts by their position in
+    /// For ``StoreRefinements/apply(upserts:streaming:)`` only: the stored key and new version of inserts by their position in
     /// the stream (the order the parts handed them over), for a store that reports them this way instead of
     /// in ``permanentIDs`` and ``versions``: two tables keyed by ID cost about 330 bytes per inserted row, and
     /// a random memory access each to fill and to read. An insert whose position is past the end or `nil`

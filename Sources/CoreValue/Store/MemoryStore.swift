@@ -17,7 +17,7 @@ import Foundation
 ///
 /// Deleting a row unlinks it everywhere (foreign keys read as `nil`, join rows disappear); the delete rules
 /// `cascade` and `deny` are applied by the context, which loads the related objects first.
-public final class MemoryStore: Store, @unchecked Sendable {
+public final class MemoryStore: StoreRefinements, @unchecked Sendable {
     /// The model the store was created with.
     public let model: ManagedObjectModel
     let index: ModelIndex

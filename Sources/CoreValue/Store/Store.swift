@@ -7,6 +7,11 @@
 ///
 /// A store answers each call with a fixed number of statements, whatever the number of rows, and hands
 /// out plain `Sendable` snapshots, never anything a context owns. Stores are shared across threads.
+///
+/// A store implements these few requirements (a fetch, a fetch by IDs, a stream, a save and a count; the
+/// stream and the count have defaults); what it can do better than the defaults CoreValue builds on them
+/// (parts, related rows, streamed saves, blocking work, its case mapping) it adds by conforming to
+/// ``StoreRefinements`` as well.
 /// ``MemoryStore`` keeps everything in memory; `PostgresStore` keeps it in PostgreSQL.
 public protocol Store: AnyObject, Sendable {
     /// The model the store was opened with.
@@ -18,39 +23,9 @@ public protocol Store: AnyObject, Sendable {
     ///   for a request that does not fit the model, before any work is done; store errors otherwise.
     @_spi(StoreImplementation) func fetch(_ request: FetchRequest) throws -> [RowSnapshot]
 
-    /// ``fetch(_:)-(FetchRequest)``'s rows, in its order, handed to `body` in consecutive parts of at most a
-    /// few thousand rows, each as soon as it is read: a context registers a part (and a query unboxes it)
-    /// while the store reads the next, and frees it before the next, so a large fetch never holds one array
-    /// of every row beside the objects made from it. The default hands over ``fetch(_:)-(FetchRequest)``'s
-    /// rows as one part.
-    ///
-    /// When the store reads the rows again (a retry after the connection was lost), it first calls `body`
-    /// with ``FetchedPart/restart``: the parts handed over before are void, and every row comes again. `body`
-    /// may call the store (a store serves it on another connection); what it throws ends the fetch and is
-    /// thrown as it is.
-    ///
-    /// - Throws: As ``fetch(_:)-(FetchRequest)``; what `body` throws.
-    @_spi(StoreImplementation) func fetch(_ request: FetchRequest, inParts body: (FetchedPart) throws -> Void) throws
-
     /// The stored rows for these IDs (permanent IDs of any entities), in no particular order. IDs that name
     /// no row are left out of the result.
     @_spi(StoreImplementation) func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot]
-
-    /// The stored rows that a to-many relationship of the rows `owners` (primary keys of `entityName`) links
-    /// to now, in no particular order (a row linked from two owners may come twice), for a store that can
-    /// read them through where it keeps the relationship faster than by their IDs; `nil` (the default) when
-    /// it can't, and the context then calls ``fetch(ids:)`` with the keys it holds.
-    ///
-    /// The context keeps only rows whose keys the owners' links it holds name, and fetches by ID any such
-    /// key this did not return: the result is what ``fetch(ids:)`` would have given.
-    @_spi(StoreImplementation) func fetch(related relationship: String, of entityName: String, owners: [Int64])
-        throws -> [RowSnapshot]?
-
-    /// The stored rows of an entity whose attribute `key` has one of `values`, in no particular order.
-    ///
-    /// This is how unique structs find their rows: one call per batch.
-    @_spi(StoreImplementation) func fetch(entityName: String, key: String, values: [AttributeValue]) throws
-        -> [RowSnapshot]
 
     /// Applies a change set in one transaction: everything or nothing.
     ///
@@ -58,40 +33,6 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: ``CVManagedStructError/conflict(entity:message:)`` when an update or delete names a version
     ///   that is no longer current, and store errors otherwise; in every case nothing was changed.
     @_spi(StoreImplementation) func apply(_ changes: ChangeSet) throws -> SaveResult
-
-    /// Applies a change set that `produce` hands over in parts, in one transaction, as ``apply(_:)`` applies
-    /// the parts together: everything or nothing, and a result for all of them.
-    ///
-    /// `produce` calls `send` with each part as soon as it is ready; a store may start writing a part while
-    /// `produce` prepares the next (`PostgresStore` pipelines them), so the caller's work and the store's
-    /// overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is committed before `produce`
-    /// returns, and nothing at all when it throws. `produce` is called once per attempt: a store that retries
-    /// the transaction (`PostgresStore`, after a serialization failure or a failover) calls it again rather
-    /// than keeping every part, and `produce` then hands over the same parts again (a context replays the
-    /// changes of the objects it made, without boxing a second time). The default collects the parts and
-    /// calls ``apply(_:)`` once. A store may report inserts by their position in the stream
-    /// (``SaveResult/streamedInserts``) rather than by ID.
-    ///
-    /// `upserts`, when given, says before the first part what every part holds: upserts of one entity by its
-    /// identifier, handed over in ascending identifier order from `upserts.lowest` on. A store may use it to
-    /// choose how it writes them (`PostgresStore` inserts rows plainly when no stored row can share an
-    /// identifier with them); the result must be the same.
-    ///
-    /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise
-    ///   as ``apply(_:)``.
-    @_spi(StoreImplementation) func apply(
-        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
-    ) throws -> SaveResult
-
-    /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
-    /// harmless, and returns at once; `work` reports its own result.
-    ///
-    /// A store whose calls block (on a network, a disk) runs `work` on a thread of its own, never on the
-    /// thread that calls this (a thread of Swift's cooperative pool). While `work` runs,
-    /// ``CancellationToken/current`` is the call's token: check it before each statement and cancel the
-    /// running one from its handler. The default runs `work` at once on the calling thread, for stores that
-    /// never block (``MemoryStore``).
-    @_spi(StoreImplementation) func runBlocking(_ work: @escaping @Sendable () -> Void)
 
     /// The stored rows that match a request, in the request's order, handed to `body` in batches of at most
     /// `batchSize` rows, with their relationships' keys, as ``fetch(_:)-(FetchRequest)`` would return them; `body`
@@ -110,6 +51,78 @@ public protocol Store: AnyObject, Sendable {
     ///
     /// - Throws: As ``fetch(_:)-(FetchRequest)``.
     @_spi(StoreImplementation) func count(_ request: FetchRequest) throws -> Int
+}
+
+/// What a ``Store`` can do better than the defaults CoreValue builds on its requirements: hand a fetch over in
+/// parts, read related rows through where it keeps them, write a streamed save as it comes, run the work of
+/// async calls off the cooperative pool, and say which case mapping it uses. Each has a default (below); a
+/// store conforms to this protocol to replace some. Contexts reach a store's refinements, or the defaults,
+/// through ``Store/refinements``.
+public protocol StoreRefinements: Store {
+    /// ``Store/fetch(_:)-(FetchRequest)``'s rows, in its order, handed to `body` in consecutive parts of at most a
+    /// few thousand rows, each as soon as it is read: a context registers a part (and a query unboxes it)
+    /// while the store reads the next, and frees it before the next, so a large fetch never holds one array
+    /// of every row beside the objects made from it. The default hands over ``Store/fetch(_:)-(FetchRequest)``'s
+    /// rows as one part.
+    ///
+    /// When the store reads the rows again (a retry after the connection was lost), it first calls `body`
+    /// with ``FetchedPart/restart``: the parts handed over before are void, and every row comes again. `body`
+    /// may call the store (a store serves it on another connection); what it throws ends the fetch and is
+    /// thrown as it is.
+    ///
+    /// - Throws: As ``Store/fetch(_:)-(FetchRequest)``; what `body` throws.
+    @_spi(StoreImplementation) func fetch(_ request: FetchRequest, inParts body: (FetchedPart) throws -> Void) throws
+
+    /// The stored rows that a to-many relationship of the rows `owners` (primary keys of `entityName`) links
+    /// to now, in no particular order (a row linked from two owners may come twice), for a store that can
+    /// read them through where it keeps the relationship faster than by their IDs; `nil` (the default) when
+    /// it can't, and the context then calls ``Store/fetch(ids:)`` with the keys it holds.
+    ///
+    /// The context keeps only rows whose keys the owners' links it holds name, and fetches by ID any such
+    /// key this did not return: the result is what ``Store/fetch(ids:)`` would have given.
+    @_spi(StoreImplementation) func fetch(related relationship: String, of entityName: String, owners: [Int64])
+        throws -> [RowSnapshot]?
+
+    /// The stored rows of an entity whose attribute `key` has one of `values`, in no particular order.
+    ///
+    /// This is how unique structs find their rows: one call per batch. The default fetches them with an `IN`
+    /// predicate on `key`.
+    @_spi(StoreImplementation) func fetch(entityName: String, key: String, values: [AttributeValue]) throws
+        -> [RowSnapshot]
+
+    /// Applies a change set that `produce` hands over in parts, in one transaction, as ``Store/apply(_:)`` applies
+    /// the parts together: everything or nothing, and a result for all of them.
+    ///
+    /// `produce` calls `send` with each part as soon as it is ready; a store may start writing a part while
+    /// `produce` prepares the next (`PostgresStore` pipelines them), so the caller's work and the store's
+    /// overlap. Parts hold inserts only (the rows of a bulk `saveAll`). Nothing is committed before `produce`
+    /// returns, and nothing at all when it throws. `produce` is called once per attempt: a store that retries
+    /// the transaction (`PostgresStore`, after a serialization failure or a failover) calls it again rather
+    /// than keeping every part, and `produce` then hands over the same parts again (a context replays the
+    /// changes of the objects it made, without boxing a second time). The default collects the parts and
+    /// calls ``Store/apply(_:)`` once. A store may report inserts by their position in the stream
+    /// (``SaveResult/streamedInserts``) rather than by ID.
+    ///
+    /// `upserts`, when given, says before the first part what every part holds: upserts of one entity by its
+    /// identifier, handed over in ascending identifier order from `upserts.lowest` on. A store may use it to
+    /// choose how it writes them (`PostgresStore` inserts rows plainly when no stored row can share an
+    /// identifier with them); the result must be the same.
+    ///
+    /// - Throws: What `produce` throws (`send` throws the store's validation errors for a part); otherwise
+    ///   as ``Store/apply(_:)``.
+    @_spi(StoreImplementation) func apply(
+        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+    ) throws -> SaveResult
+
+    /// Runs the synchronous work of an async call (`try await context.save()`, say) where blocking is
+    /// harmless, and returns at once; `work` reports its own result.
+    ///
+    /// A store whose calls block (on a network, a disk) runs `work` on a thread of its own, never on the
+    /// thread that calls this (a thread of Swift's cooperative pool). While `work` runs,
+    /// ``CancellationToken/current`` is the call's token: check it before each statement and cancel the
+    /// running one from its handler. The default runs `work` at once on the calling thread, for stores that
+    /// never block (``MemoryStore``).
+    @_spi(StoreImplementation) func runBlocking(_ work: @escaping @Sendable () -> Void)
 
     /// The Unicode version whose lower-case mapping the store's case-insensitive matches use: a context
     /// evaluates its pending objects with the same one, so they match exactly when their rows would. The
@@ -118,52 +131,6 @@ public protocol Store: AnyObject, Sendable {
 }
 
 extension Store {
-    /// ``MemoryStore/defaultCaseMappingVersion``.
-    @_spi(StoreImplementation) public var caseMappingVersion: Unicode.Version { CaseFolding.defaultUnicodeVersion }
-
-    /// No faster way: the context fetches the related rows by ID.
-    @_spi(StoreImplementation) public func fetch(related relationship: String, of entityName: String, owners: [Int64])
-        throws -> [RowSnapshot]?
-    {
-        nil
-    }
-
-    /// The rows of ``Store/fetch(_:)-(FetchRequest)``, as one part.
-    @_spi(StoreImplementation) public func fetch(
-        _ request: FetchRequest, inParts body: (FetchedPart) throws -> Void
-    ) throws {
-        try body(.rows(try fetch(request)))
-    }
-
-    /// The parts of ``Store/fetch(_:inParts:)``, collected: the rows of ``Store/fetch(_:)-(FetchRequest)`` in
-    /// consecutive arrays (one array, maybe empty, when they all fit in one part).
-    ///
-    /// - Throws: As ``Store/fetch(_:)-(FetchRequest)``.
-    @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
-        var parts: [[RowSnapshot]] = []
-        try fetch(request) { part in
-            switch part {
-            case .restart: parts.removeAll()
-            case .rows(let rows): parts.append(rows)
-            }
-        }
-        return parts.isEmpty ? [[]] : parts
-    }
-
-    /// Collects the parts and applies them together (`upserts` is not needed for that).
-    @_spi(StoreImplementation) public func apply(
-        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
-    ) throws -> SaveResult {
-        var whole = ChangeSet()
-        try produce { part in
-            whole.inserts += part.inserts
-            whole.updates += part.updates
-            whole.deletes += part.deletes
-            whole.relationships += part.relationships
-        }
-        return try apply(whole)
-    }
-
     /// Fetches every row, then hands them to `body` in slices of `batchSize`.
     @_spi(StoreImplementation) public func fetch(
         _ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool
@@ -183,10 +150,93 @@ extension Store {
         try fetch(request).count
     }
 
+    /// The parts of ``StoreRefinements/fetch(_:inParts:)``, collected: the rows of ``Store/fetch(_:)-(FetchRequest)`` in
+    /// consecutive arrays (one array, maybe empty, when they all fit in one part).
+    ///
+    /// - Throws: As ``Store/fetch(_:)-(FetchRequest)``.
+    @_spi(StoreImplementation) public func fetchInParts(_ request: FetchRequest) throws -> [[RowSnapshot]] {
+        var parts: [[RowSnapshot]] = []
+        try refinements.fetch(request) { part in
+            switch part {
+            case .restart: parts.removeAll()
+            case .rows(let rows): parts.append(rows)
+            }
+        }
+        return parts.isEmpty ? [[]] : parts
+    }
+
+    /// What contexts call for the refinements: the store itself when it conforms to ``StoreRefinements``,
+    /// else ``StoreRefinements``'s defaults over this store's requirements.
+    @_spi(StoreImplementation) public var refinements: any StoreRefinements {
+        (self as? any StoreRefinements) ?? DefaultRefinements(base: self)
+    }
+}
+
+extension StoreRefinements {
+    /// ``MemoryStore/defaultCaseMappingVersion``.
+    @_spi(StoreImplementation) public var caseMappingVersion: Unicode.Version { CaseFolding.defaultUnicodeVersion }
+
+    /// No faster way: the context fetches the related rows by ID.
+    @_spi(StoreImplementation) public func fetch(related relationship: String, of entityName: String, owners: [Int64])
+        throws -> [RowSnapshot]?
+    {
+        nil
+    }
+
+    /// The rows of ``Store/fetch(_:)-(FetchRequest)``, as one part.
+    @_spi(StoreImplementation) public func fetch(
+        _ request: FetchRequest, inParts body: (FetchedPart) throws -> Void
+    ) throws {
+        try body(.rows(try fetch(request)))
+    }
+
+    /// The rows whose `key` is one of `values`, through ``Store/fetch(_:)-(FetchRequest)`` with an `IN`
+    /// predicate.
+    @_spi(StoreImplementation) public func fetch(entityName: String, key: String, values: [AttributeValue]) throws
+        -> [RowSnapshot]
+    {
+        try fetch(FetchRequest(entityName: entityName, predicate: .isIn(key: key, values)))
+    }
+
+    /// Collects the parts and applies them together (`upserts` is not needed for that).
+    @_spi(StoreImplementation) public func apply(
+        upserts: StreamedUpserts?, streaming produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
+    ) throws -> SaveResult {
+        var whole = ChangeSet()
+        try produce { part in
+            whole.inserts += part.inserts
+            whole.updates += part.updates
+            whole.deletes += part.deletes
+            whole.relationships += part.relationships
+        }
+        return try apply(whole)
+    }
+
     /// Runs `work` at once on the calling thread: for stores whose calls never block.
     @_spi(StoreImplementation) public func runBlocking(_ work: @escaping @Sendable () -> Void) {
         work()
     }
+}
+
+/// ``StoreRefinements``'s defaults over a store that has none of its own.
+private final class DefaultRefinements: StoreRefinements {
+    let base: any Store
+
+    init(base: any Store) { self.base = base }
+
+    var model: ManagedObjectModel { base.model }
+
+    func fetch(_ request: FetchRequest) throws -> [RowSnapshot] { try base.fetch(request) }
+
+    func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] { try base.fetch(ids: ids) }
+
+    func apply(_ changes: ChangeSet) throws -> SaveResult { try base.apply(changes) }
+
+    func fetch(_ request: FetchRequest, batchSize: Int, _ body: ([RowSnapshot]) throws -> Bool) throws {
+        try base.fetch(request, batchSize: batchSize, body)
+    }
+
+    func count(_ request: FetchRequest) throws -> Int { try base.count(request) }
 }
 
 /// A stored row as a store reads it: ID, version, attributes and relationship keys.
@@ -219,7 +269,7 @@ extension Store {
     }
 }
 
-/// What ``Store/fetch(_:inParts:)`` hands over: the next rows, or word that the read starts again.
+/// What ``StoreRefinements/fetch(_:inParts:)`` hands over: the next rows, or word that the read starts again.
 @_spi(StoreImplementation) public enum FetchedPart: Sendable {
     /// The next rows, in the request's order, after those handed over before.
     case rows([RowSnapshot])

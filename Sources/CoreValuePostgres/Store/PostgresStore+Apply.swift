@@ -34,7 +34,7 @@ extension PostgresStore {
     /// Each part is checked against the model when it is handed over. Parts may only insert rows (upserts
     /// included) of entities whose rows have no foreign keys. No part is kept once sent: a retry
     /// (serialization failure, deadlock, failover) calls `produce` again, which hands the same parts over
-    /// again (see ``Store/apply(upserts:streaming:)``); an error from `produce` itself is never retried.
+    /// again (see `StoreRefinements.apply(upserts:streaming:)`); an error from `produce` itself is never retried.
     ///
     /// With `upserts`, one statement first asks whether a stored row has an identifier of `upserts.lowest` or
     /// above. When none has (a bulk load of new rows), the parts' upserts are sent as plain inserts, without

@@ -17,7 +17,7 @@ import Synchronization
 /// statement per entity and kind of write, and two per owning to-many relationship changed. All values are
 /// bound; all identifiers are quoted and, when a schema is given, qualified with it. The store is
 /// `Sendable`: it keeps a pool of connections and uses one per call.
-public final class PostgresStore: Store {
+public final class PostgresStore: StoreRefinements {
     /// The model the store was opened with.
     public let model: ManagedObjectModel
     /// What the store was opened with.

@@ -36,7 +36,7 @@ enum QuerySuite {
             // U+2C2F (Unicode 14) lower-cases to U+2C5F; U+A7CB (Unicode 16) to U+0264, U+A7CE (17) to U+A7CF.
             var staff = ["\u{2C2F}ora", "\u{A7CB}ik", "\u{A7CE}z"].map { Fixtures.employee($0) }
             try await staff.saveAll(ManagedObjectContext(store: store), via: api)
-            let folding = CaseFolding(unicodeVersion: store.caseMappingVersion)
+            let folding = CaseFolding(unicodeVersion: store.refinements.caseMappingVersion)
             for fragment in ["\u{2C5F}", "\u{0264}", "\u{A7CF}"] {
                 let expected = staff.map(\.name).filter {
                     folding.lowercased($0).contains(folding.lowercased(fragment))

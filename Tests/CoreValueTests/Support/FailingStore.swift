@@ -3,7 +3,7 @@ import Foundation
 
 /// A store whose next `apply` calls fail (before reaching the wrapped store): for testing what a failed save
 /// leaves behind.
-final class FailingStore: Store, @unchecked Sendable {
+final class FailingStore: StoreRefinements, @unchecked Sendable {
     let base: any Store
     private let lock = NSLockish()
     private var failures: Int
@@ -24,7 +24,7 @@ final class FailingStore: Store, @unchecked Sendable {
     func fetch(ids: [ManagedObjectID]) throws -> [RowSnapshot] { try base.fetch(ids: ids) }
 
     func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
-        try base.fetch(entityName: entityName, key: key, values: values)
+        try base.refinements.fetch(entityName: entityName, key: key, values: values)
     }
 
     func apply(_ changes: ChangeSet) throws -> SaveResult {

@@ -32,7 +32,7 @@ enum StoreSuite {
 }
 
 /// A store that counts the calls made to another one: for asserting batching.
-final class CountingStore: Store, @unchecked Sendable {
+final class CountingStore: StoreRefinements, @unchecked Sendable {
     let base: any Store
     private let lock = NSLockish()
     private var counts: [String: Int] = [:]
@@ -67,7 +67,7 @@ final class CountingStore: Store, @unchecked Sendable {
 
     func fetch(entityName: String, key: String, values: [AttributeValue]) throws -> [RowSnapshot] {
         record("fetchValues")
-        return try base.fetch(entityName: entityName, key: key, values: values)
+        return try base.refinements.fetch(entityName: entityName, key: key, values: values)
     }
 
     /// Every change set passed to `apply`, in order.
