@@ -17,7 +17,7 @@ import Foundation
 public final class ManagedObjectContext {
     /// The store the context reads from and saves to.
     public let store: any Store
-    /// The store's refinements, or the defaults over its requirements (``Store/refinements``), looked up once.
+    /// The store's refinements, or the defaults over its requirements (`Store.refinements`), looked up once.
     let refined: any StoreRefinements
     /// The model of the store.
     public var model: ManagedObjectModel { index.model }

@@ -57,7 +57,7 @@ public protocol Store: AnyObject, Sendable {
 /// parts, read related rows through where it keeps them, write a streamed save as it comes, run the work of
 /// async calls off the cooperative pool, and say which case mapping it uses. Each has a default (below); a
 /// store conforms to this protocol to replace some. Contexts reach a store's refinements, or the defaults,
-/// through ``Store/refinements``.
+/// through `Store.refinements`.
 public protocol StoreRefinements: Store {
     /// ``Store/fetch(_:)-(FetchRequest)``'s rows, in its order, handed to `body` in consecutive parts of at most a
     /// few thousand rows, each as soon as it is read: a context registers a part (and a query unboxes it)
