@@ -52,7 +52,10 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? PostgresStoreError)?.code == .commitOutcomeUnknown
+            // Its own code, with the driver's error behind it.
+            let thrown = error as? PostgresStoreError
+            return thrown?.code == .commitOutcomeUnknown
+                && (thrown?.underlying as? LibPQError)?.code == .commitOutcomeUnknown
         }
         #expect(sessions.log.filter { $0 == "COMMIT" }.count == 1)
         #expect(store.statistics.retries == 0)

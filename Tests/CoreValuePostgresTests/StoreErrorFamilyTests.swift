@@ -6,7 +6,8 @@ import Testing
 
 /// A context's calls on a `PostgresStore` throw `CVManagedStructError` or `PostgresStoreError`, never the
 /// driver's own types: each failure the server or the driver can report, scripted, reaches the caller as a
-/// `PostgresStoreError` of the documented code with the original error as `underlying`.
+/// `PostgresStoreError` of the documented code with the original error as `underlying` (a lost `COMMIT`
+/// reply: `ScriptedFailureTests`).
 @Suite struct StoreErrorFamilyTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
@@ -48,18 +49,6 @@ import Testing
         let expectedState = (original as? DatabaseError)?.sqlState ?? (original as? PipelineError)?.error.sqlState
         #expect(thrown.sqlState == expectedState)
         #expect(context.hasChanges)
-    }
-
-    @Test func aLostCommitReplyIsItsOwnCode() throws {
-        let sessions = ScriptedSessions { call in
-            if case .commit = call { throw LibPQError(.commitOutcomeUnknown, "the reply to COMMIT was lost") }
-            return try .inserted(1)
-        }
-        let store = try ScriptedFailureTests.store(sessions)
-        let (context, _) = try ScriptedFailureTests.contextWithNewProduct(store)
-        let thrown = try #require(throws: PostgresStoreError.self) { try context.save() }
-        #expect(thrown.code == .commitOutcomeUnknown)
-        #expect((thrown.underlying as? LibPQError)?.code == .commitOutcomeUnknown)
     }
 
     @Test func aFetchsServerErrorArrivesWrapped() throws {
