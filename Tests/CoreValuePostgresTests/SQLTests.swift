@@ -17,6 +17,9 @@ import Testing
         #expect(SQLIdentifier("a\"b").quoted == #""a""b""#)
         #expect(SQLIdentifier("Car", schema: "my \"s\"").quoted == #""my ""s"""."Car""#)
         #expect(SQLIdentifier("").quoted == #""""#)
+        // A quote followed by a combining mark is one Character but still a quote byte for the server.
+        #expect(SQLIdentifier("a\"\u{301}b").quoted == "\"a\"\"\u{301}b\"")
+        #expect(SQLIdentifier("é\"").quoted == "\"é\"\"\"")
     }
 
     @Test func fragmentsAreRenumbered() {

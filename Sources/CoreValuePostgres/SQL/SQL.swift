@@ -157,10 +157,17 @@ package struct SQLIdentifier: Sendable, Hashable, CustomStringConvertible {
 
     /// Quotes a single name, doubling embedded double quotes.
     package static func quote(_ name: String) -> String {
-        var result = "\""
-        for character in name {
-            if character == "\"" { result += "\"\"" } else { result.append(character) }
+        // By bytes, not characters: a quote followed by a combining mark is one `Character` that is not `"`, but
+        // its quote byte still ends the identifier for the server. The usual name has none: one search.
+        let quote = UInt8(ascii: "\"")
+        var name = name
+        guard name.withUTF8({ $0.contains(quote) }) else { return "\"" + name + "\"" }
+        var bytes: [UInt8] = [quote]
+        for byte in name.utf8 {
+            bytes.append(byte)
+            if byte == quote { bytes.append(quote) }
         }
-        return result + "\""
+        bytes.append(quote)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

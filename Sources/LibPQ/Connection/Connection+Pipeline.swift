@@ -179,6 +179,10 @@ package struct PipelineSender {
     let connection: Connection
     let handle: OpaquePointer
     fileprivate let box: SentStatements
+    /// Whether each statement is flushed as it is sent, so that the server starts on it while the caller
+    /// prepares the next. Not for a pipeline whose `COMMIT` goes with it (a one-row save): its statement,
+    /// the `COMMIT` and the sync go in one write, which the server reads at once.
+    let flushesEachStatement: Bool
 
     /// Sends one statement (binary parameters, binary result) and flushes as much as the socket takes now.
     ///
@@ -198,7 +202,7 @@ package struct PipelineSender {
             }
             guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
             box.statements.append(SentStatement(sql: sql))
-            try connection.flushPipeline(handle)
+            if flushesEachStatement { try connection.flushPipeline(handle) }
             return
         }
         let key = StatementCache.Key(sql: sql, types: encoded.types)
@@ -222,7 +226,7 @@ package struct PipelineSender {
         }
         guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
         box.statements.append(SentStatement(sql: sql, cached: key))
-        try connection.flushPipeline(handle)
+        if flushesEachStatement { try connection.flushPipeline(handle) }
     }
 
     /// How many statements were sent.
@@ -287,9 +291,10 @@ extension Connection {
             _ = PQexitPipelineMode(handle)
         }
         roundTrips += 1
-        let sender = PipelineSender(connection: self, handle: handle, box: SentStatements())
-        let value: T
         let commits = pipelinedCommit == .requested
+        let sender = PipelineSender(
+            connection: self, handle: handle, box: SentStatements(), flushesEachStatement: !commits)
+        let value: T
         do {
             if let begin = takePendingBegin() { try sender.sendPrelude(begin) }
             value = try body(sender)
