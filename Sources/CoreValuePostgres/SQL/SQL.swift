@@ -39,17 +39,34 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
 
     /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
     package var text: String {
+        // Sized once, numbers written as digits: every statement sent is rendered here (the request path's
+        // `UPDATE` several times a request), so no interpolated string per placeholder.
+        var capacity = 0
+        for part in parts {
+            if case .text(let text) = part { capacity += text.utf8.count } else { capacity += 4 }
+        }
         var result = ""
+        result.reserveCapacity(capacity)
         var number = 0
         for part in parts {
             switch part {
             case .text(let text): result += text
             case .bind:
                 number += 1
-                result += "$\(number)"
+                Self.appendPlaceholder(number, to: &result)
             }
         }
         return result
+    }
+
+    /// Appends `$number` without formatting an integer through an interpolated string.
+    private static func appendPlaceholder(_ number: Int, to text: inout String) {
+        text.append("$")
+        guard number >= 10 else {
+            text.unicodeScalars.append(Unicode.Scalar(UInt8(ascii: "0") + UInt8(number)))
+            return
+        }
+        text += String(number)
     }
 
     /// The bound values, in placeholder order.
