@@ -3,7 +3,8 @@ import CoreValuePostgres
 import Foundation
 import LibPQ
 
-/// A schema of its own for one test, on the PostgreSQL server in `DATABASE_URL`, dropped afterwards.
+/// A schema of its own for one test, on the PostgreSQL server in `DATABASE_URL` (or one the process starts
+/// itself, ``TestServer``), dropped afterwards.
 ///
 /// ```swift
 /// import CoreValueTesting
@@ -24,8 +25,10 @@ import LibPQ
 /// from the model), opens a `PostgresStore` on it, runs the body, then closes the
 /// store and drops the schema, also when the body throws. Tests can therefore run in parallel against one
 /// server (the `docker compose` one, or any). It works the same from Swift Testing and XCTest, sync and
-/// async. Without `DATABASE_URL` it throws ``TestSchemaError``, so a missing database fails a test rather
-/// than passing it silently. Guard with ``isAvailable`` to skip instead.
+/// async. Without `DATABASE_URL` it starts a throwaway server of its own on first use from the PostgreSQL
+/// binaries on the machine (``TestServer/shared()``; `COREVALUE_TEST_SERVER=off` turns that off); when
+/// there is neither, it throws ``TestSchemaError``, so a missing database fails a test rather than passing it
+/// silently. Guard with ``isAvailable`` to skip instead.
 public struct TestSchema: Sendable {
     /// The server's connection string.
     public let url: String
@@ -45,14 +48,33 @@ public struct TestSchema: Sendable {
     /// The environment variable that names the server.
     public static let environmentVariable = "DATABASE_URL"
 
-    /// The server's connection string, from `DATABASE_URL`; `nil` when it is unset or empty.
-    public static var url: String? {
-        guard let url = ProcessInfo.processInfo.environment[environmentVariable], !url.isEmpty else { return nil }
-        return url
-    }
+    /// The environment variable that turns the server of its own off (`off`): without `DATABASE_URL`, no
+    /// server then.
+    public static let serverSwitch = "COREVALUE_TEST_SERVER"
 
-    /// Whether `DATABASE_URL` is set (for `.enabled(if:)` or `XCTSkipUnless`).
+    /// The server's connection string: `DATABASE_URL`, else the one of the server this process started
+    /// (starting it on first use); `nil` when there is neither.
+    public static var url: String? { try? serverURL() }
+
+    /// Whether there is a server: `DATABASE_URL` is set, or one could be started (for `.enabled(if:)` or
+    /// `XCTSkipUnless`).
     public static var isAvailable: Bool { url != nil }
+
+    /// `DATABASE_URL`, else ``TestServer/shared()``'s URL.
+    ///
+    /// - Throws: ``TestSchemaError`` saying why there is no server.
+    private static func serverURL() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment[environmentVariable], !url.isEmpty { return url }
+        guard environment[serverSwitch] != "off" else {
+            throw TestSchemaError(reason: "\(serverSwitch)=off, so no server of its own is started")
+        }
+        do {
+            return try TestServer.shared().url
+        } catch {
+            throw TestSchemaError(reason: "no server of its own could be started: \(error)")
+        }
+    }
 
     /// Runs `body` with a fresh schema migrated for `model` and a store on it, then drops the schema.
     ///
@@ -63,8 +85,7 @@ public struct TestSchema: Sendable {
     ///   - configure: Changes to the store's configuration (pool size, event hook, ...); `schema` and
     ///     `connection` are set for you.
     ///   - body: The test, given the schema and its store.
-    /// - Throws: ``TestSchemaError`` without `DATABASE_URL`; migration and connection errors; what `body`
-    ///   throws.
+    /// - Throws: ``TestSchemaError`` without a server; migration and connection errors; what `body` throws.
     public static func with<T>(
         model: ManagedObjectModel, migrations: URL? = nil,
         configure: (inout PostgresStore.Configuration) -> Void = { _ in },
@@ -114,8 +135,7 @@ public struct TestSchema: Sendable {
     }
 
     private static func makeEmpty() throws -> Empty {
-        guard let url else { throw TestSchemaError() }
-        return Empty(url: url, name: "cvtest_" + UUID().uuidString.prefix(8).lowercased())
+        Empty(url: try serverURL(), name: "cvtest_" + UUID().uuidString.prefix(8).lowercased())
     }
 
     private static func open(
@@ -144,11 +164,15 @@ public struct TestSchema: Sendable {
     }
 }
 
-/// `DATABASE_URL` is not set, so there is no server to make a schema on.
+/// There is no server to make a schema on: `DATABASE_URL` is not set, and none could be started.
 public struct TestSchemaError: Error, CustomStringConvertible {
+    /// Why no server could be started.
+    public var reason: String
+
     /// What to do.
     public var description: String {
-        "\(TestSchema.environmentVariable) is not set: point it at a PostgreSQL server for integration tests "
-            + "(for example `docker compose up -d` and postgresql://corevalue@127.0.0.1:54320/corevalue)"
+        "\(TestSchema.environmentVariable) is not set and \(reason): point it at a PostgreSQL server for "
+            + "integration tests (for example `docker compose up -d` and "
+            + "postgresql://corevalue@127.0.0.1:54320/corevalue), or install PostgreSQL's server binaries"
     }
 }

@@ -9,7 +9,8 @@ import Testing
 /// Access to the test server through `CoreValueTesting`'s ``TestSchema``: `DATABASE_URL`, one fresh schema per
 /// test, dropped afterwards.
 ///
-/// Without `DATABASE_URL` a test is skipped with a printed message, unless `CI == "true"`, where it fails.
+/// Without a server (`DATABASE_URL` unset and none of its own started) a test is skipped with a printed message,
+/// unless `CI == "true"`, where it fails.
 enum TestDatabase {
     static var url: String? { TestSchema.url }
 
@@ -32,7 +33,9 @@ enum TestDatabase {
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
         } else {
-            print("skipped \(function): DATABASE_URL is not set (run scripts/db-up.sh and export it)")
+            print(
+                "skipped \(function): no server (DATABASE_URL unset, and none of its own: \(TestSchema.serverSwitch)=off or no binaries)"
+            )
         }
         return false
     }

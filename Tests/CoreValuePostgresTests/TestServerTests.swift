@@ -1,0 +1,42 @@
+import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+@testable import CoreValueTesting
+import Foundation
+import LibPQ
+import Testing
+
+/// `TestServer`: the throwaway server a test process starts itself when `DATABASE_URL` is unset (`TestSchema`
+/// does, through `TestServer.shared()`). Here one is started explicitly, used through the store and the
+/// migrator, and stopped. As root (CI), `initdb` and the server run as the `postgres` user.
+@Suite struct TestServerTests {
+    @Test(.enabled(if: TestServer.canStart)) func aServerOfItsOwnServesAStoreAndIsGoneOnceStopped() throws {
+        let server = try TestServer.start()
+        defer { server.stop() }
+        #expect(server.url == "postgresql://corevalue@127.0.0.1:\(server.port)/postgres")
+        #expect(FileManager.default.fileExists(atPath: server.directory.appendingPathComponent("data").path))
+
+        _ = try Migrator(url: server.url, schema: "shop").migrate(model: try ExampleModel.make())
+        let store = try PostgresStore(
+            model: try ExampleModel.make(), configuration: try .init(url: server.url, schema: "shop"))
+        try Product(id: 1, name: "one", price: 1).save(ManagedObjectContext(store: store))
+        let found: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: .key("id") == Int32(1))
+        #expect(found == [Product(id: 1, name: "one", price: 1)])
+        // Durability is off, as a test wants it.
+        let connection = try Connection(server.url)
+        #expect(try connection.query("SHOW fsync").decode(String.self, row: 0, column: 0) == "off")
+        connection.close()
+        store.close()
+
+        server.stop()
+        server.stop()  // a second call does nothing
+        #expect(!FileManager.default.fileExists(atPath: server.directory.path))
+        #expect(throws: LibPQError.self) { try Connection(server.url) }
+    }
+
+    @Test func withoutAServerTheErrorSaysWhatToDo() {
+        let error = TestSchemaError(reason: "COREVALUE_TEST_SERVER=off, so no server of its own is started")
+        #expect("\(error)".contains("DATABASE_URL is not set and COREVALUE_TEST_SERVER=off"))
+        #expect("\(error)".contains("install PostgreSQL's server binaries"))
+    }
+}
