@@ -33,7 +33,14 @@ struct BoxingSession {
             let new = roots.filter { $0.object == nil }
             if let info = new.first?.info { context.reserveCapacity(new.count, of: info) }
         }
-        return try roots.map { try write($0) }
+        let objects = try roots.map { try write($0) }
+        // Only what adopting saved IDs compares: structs of entities with relationships (see `adoptSaved`).
+        if let context, context.boxedRoots != nil {
+            for (record, object) in zip(roots, objects) where !record.info.entity.relationships.isEmpty {
+                context.boxedRoots?[ObjectIdentifier(object)] = record
+            }
+        }
+        return objects
     }
 
     /// Phase two: finds the existing object of every record that has one, with one store call per kind.

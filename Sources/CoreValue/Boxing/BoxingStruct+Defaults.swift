@@ -73,12 +73,12 @@ extension BoxingPersistentStruct {
     @discardableResult
     public mutating func mutatingToObject(_ context: ManagedObjectContext?) throws -> ManagedObject {
         guard let context else { return try toObject(nil) }
-        let object = try context.undoingOnFailure {
-            let object = try toObject(context)
+        let (object, boxed) = try context.undoingOnFailure {
+            let (object, boxed) = try context.keepingBoxedRoots { try toObject(context) }
             try context.save()
-            return object
+            return (object, boxed[ObjectIdentifier(object)])
         }
-        adoptSaved(object)
+        adoptSaved(object, boxed: boxed)
         return object
     }
 
@@ -94,7 +94,10 @@ extension BoxingPersistentStruct {
     ///
     /// An object of an entity without relationships has no nested structs: only `objectID` is set, without
     /// unboxing and boxing again.
-    mutating func adoptSaved(_ object: ManagedObject) {
+    ///
+    /// `boxed`: the record this save boxed the struct from, when the boxing kept it (the struct is then not
+    /// boxed again to compare).
+    mutating func adoptSaved(_ object: ManagedObject, boxed: BoxRecord? = nil) {
         guard !object.info.entity.relationships.isEmpty, let context = object.managedObjectContext,
             let unboxing = Self.self as? any UnboxingStruct.Type,
             let saved = try? unboxing.fromObject(object) as? Self, saved.objectID == object.objectID
@@ -103,7 +106,7 @@ extension BoxingPersistentStruct {
             return
         }
         let builder = RecordBuilder(entity: { try context.index.entity($0) }, layouts: context.layouts)
-        guard let mine = try? builder.record(for: self), let theirs = try? builder.record(for: saved),
+        guard let mine = boxed ?? (try? builder.record(for: self)), let theirs = try? builder.record(for: saved),
             mine.hasSameContent(as: theirs)
         else {
             objectID = object.objectID
@@ -249,11 +252,25 @@ extension Array where Element: BoxingPersistentStruct {
     ///
     /// - Throws: Boxing and save errors; `objectID`s are left alone then.
     public mutating func saveAll(_ context: ManagedObjectContext) throws {
-        let objects = try context.undoingOnFailure {
-            let objects = try toObjects(context)
+        let (objects, boxed) = try context.undoingOnFailure {
+            let (objects, boxed) = try context.keepingBoxedRoots { try toObjects(context) }
             try context.save()
-            return objects
+            return (objects, boxed)
         }
-        for (position, object) in zip(indices, objects) { self[position].adoptSaved(object) }
+        for (position, object) in zip(indices, objects) {
+            self[position].adoptSaved(object, boxed: boxed[ObjectIdentifier(object)])
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs `body` (a boxing) keeping the record each boxed root was made from, by its object; an enclosing
+    /// call's records are kept apart and restored.
+    func keepingBoxedRoots<T>(_ body: () throws -> T) rethrows -> (T, [ObjectIdentifier: BoxRecord]) {
+        let enclosing = boxedRoots
+        boxedRoots = [:]
+        defer { boxedRoots = enclosing }
+        let value = try body()
+        return (value, boxedRoots ?? [:])
     }
 }

@@ -80,6 +80,10 @@ public final class ManagedObjectContext {
     /// The struct type a unique struct's `save` is boxing (see ``BoxingUniqueStruct/defaultSave(_:)``): the
     /// first boxing of that type takes it (and clears it), and may upsert blindly, as the save follows at once.
     var typeBoxedForSave: ObjectIdentifier?
+    /// While a persistent struct's save boxes it (``BoxingPersistentStruct/mutatingToObject(_:)``, `saveAll`):
+    /// the record each boxed root was made from, by its object, so that adopting the saved IDs compares the
+    /// struct read back with what was boxed without boxing the struct again. `nil` otherwise.
+    var boxedRoots: [ObjectIdentifier: BoxRecord]?
     /// Struct layouts resolved against the model, per struct type (backed by the index's shared plans).
     package let layouts: LayoutCache
 
