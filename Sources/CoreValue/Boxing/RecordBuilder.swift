@@ -44,6 +44,19 @@ struct RecordBuilder {
         return record
     }
 
+    /// Whether structs of `value`'s type set every attribute of their entity (what an upsert without a lookup
+    /// needs, `BoxingSession.canUpsertBlindly`), from the type's plan: no record is built.
+    func setsEveryAttribute<T: BoxingStruct>(_ value: T) throws -> Bool {
+        if layouts.reflection != .mirror, let plan = try keyPathPlan(of: T.self) {
+            return plan.layout.attributeNames == nil
+        }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .struct else {
+            throw CVManagedStructError.structConversionError(message: "\(T.self) is not a struct")
+        }
+        return try plan(of: T.self, mirror).attributeNames == nil
+    }
+
     /// ``record(for:depth:)`` for a struct whose type is known statically (the elements of a `[T]`): no
     /// existential box per element, no cast.
     func record<T: BoxingStruct>(typed value: T, depth: Int) throws -> BoxRecord {

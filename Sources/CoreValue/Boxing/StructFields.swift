@@ -108,8 +108,8 @@ extension Optional: _OptionalAttributeValue where Wrapped: AttributeValueConvert
 
 /// Readers specialized for a stored property of one of the standard types (or an optional of one): a load
 /// at the field's offset and the value's case, where the generic readers of ``KeyPathReader`` went through
-/// the field type's witness table and, for an optional, the runtime's value witnesses (about 110 and 370
-/// instructions a field). Each reads the value through the type's own
+/// the field type's witness table and, for an optional, the runtime's value witnesses, several times the
+/// work per field. Each reads the value through the type's own
 /// ``AttributeValueConvertible/attributeValue``, specialized.
 ///
 /// Outside the generic `KeyPathReader<T>`, so that each call below, with its type written out, is

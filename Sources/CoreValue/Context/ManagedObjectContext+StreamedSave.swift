@@ -28,8 +28,10 @@ extension ManagedObjectContext {
             info.uniqueAttributes.count == 1, let attribute = info.attributes[T.IdentifierName], attribute.isUnique,
             ValueOrder.matchesServerOrder(attribute.type)
         else { return false }
-        let probe = try RecordBuilder(entity: { try self.index.entity($0) }, layouts: layouts).record(for: first)
-        guard BoxingSession.canUpsertBlindly(probe) else { return false }
+        // Every attribute (see `BoxingSession.canUpsertBlindly`), told by the type's plan: the first struct is
+        // not boxed here and again in its part.
+        guard try RecordBuilder(entity: { try self.index.entity($0) }, layouts: layouts).setsEveryAttribute(first)
+        else { return false }
         // The identifiers as boxing converts them; one that does not convert takes the usual path, which
         // reports it.
         var keys: [AttributeValue] = []

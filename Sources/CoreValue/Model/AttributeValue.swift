@@ -85,8 +85,8 @@ extension AttributeValue {
     }
 
     /// Whether two strings have the same UTF-8 bytes: one `memcmp` over their contiguous storage (a native
-    /// string's, or a small string's copy on the stack), where iterating two `utf8` views cost about 700
-    /// instructions for a 12-byte name.
+    /// string's, or a small string's copy on the stack), rather than iterating two `utf8` views a byte at a
+    /// time: names and identifiers are compared on every save.
     static func sameUTF8(_ left: String, _ right: String) -> Bool {
         guard left.utf8.count == right.utf8.count else { return false }
         var left = left

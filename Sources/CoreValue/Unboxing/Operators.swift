@@ -74,7 +74,7 @@ where A == A.StructureType {
 /// The position of the attribute `key` in the object's values, or `nil` for anything else (a relationship,
 /// the `objectID`, an unknown key), which ``unboxSource(_:_:_:)`` then reads or reports. With
 /// ``nonNullAttribute(_:at:)``, the usual case without an optional ``ManagedValue`` per value: destroying one
-/// went through the runtime's generic witnesses (about 100 instructions a field).
+/// goes through the runtime's generic witnesses, for every field read.
 @usableFromInline
 func attributePosition(_ object: ManagedObject, _ key: String) -> Int? {
     // "objectID" is never an attribute (the model reserves it), so it is never found here.
@@ -90,7 +90,7 @@ func nonNullAttribute(_ object: ManagedObject, at position: Int) -> AttributeVal
 
 /// A value of the standard attribute type `A` held in its own case (a `String` field read from a `.string`
 /// value, an `Int` from `.int64`): returned as it is, without a ``ManagedValue``, a witness call and the
-/// error wrapping per field (about 150 instructions of a field's 250). `nil` for anything else, which
+/// error wrapping per field, which were most of a field's cost (BENCHMARKS.md). `nil` for anything else, which
 /// `A.unbox` then converts or reports.
 ///
 /// Only the library's own conformances take this path (users cannot change how `String` or `Int` unbox), so

@@ -89,8 +89,8 @@ struct RowReader {
     private func snapshot(_ cells: inout some RowCells) throws -> RowSnapshot {
         let key = try cells.key()
         let version = try cells.key()
-        // Reserved and appended to: of the ways to build the array, the fewest instructions (allocating
-        // it full of nils and assigning took 2.3 times as many, `init(unsafeUninitializedCapacity:)` 1.6).
+        // Reserved and appended to: of the ways to build the array, the cheapest (measured against filling
+        // it with nils and assigning, and against `init(unsafeUninitializedCapacity:)`).
         var values: [AttributeValue?] = []
         values.reserveCapacity(types.count)
         for type in types { values.append(try cells.attribute(type)) }

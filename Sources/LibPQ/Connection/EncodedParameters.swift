@@ -85,8 +85,8 @@ extension String {
     /// - Parameter what: names the text in the error, e.g. "the SQL text".
     /// - Throws: ``LibPQError`` `.encoding`.
     func checkNoNUL(_ what: @autoclosure () -> String) throws {
-        // A native string's bytes are searched with `memchr`: walking the UTF-8 view took about 23
-        // instructions a byte, 1.4M for the 60 KB text of a COPY by 10,000 keys.
+        // A native string's bytes are searched with `memchr`, not by walking the UTF-8 view a byte at a time:
+        // a COPY's text by 10,000 keys is 60 KB.
         let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes in
             guard let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) else { return nil }
             return UnsafeRawPointer(nul) - UnsafeRawPointer(base)
