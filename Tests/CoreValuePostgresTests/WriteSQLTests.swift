@@ -35,6 +35,29 @@ import Testing
         let unchecked = statements.update(table: "Car", keys: [7], versions: [nil], columns: [price])
         #expect(!unchecked.text.contains("_version\" = $"))
         #expect(unchecked.binds == [.scalar(.int32, .int32(5)), .int64(7)])
+        // The same shape again, other values: the text kept, the new values bound.
+        let other = ColumnValues(name: "price", type: .int32, values: [.int32(9)])
+        let again = statements.update(table: "Car", keys: [8], versions: [4], columns: [other, unset])
+        #expect(again.text == checked.text)
+        #expect(again.binds == [.scalar(.int32, .int32(9)), .int64(8), .int64(4)])
+        // Another shape (another column set) has its own text.
+        let doors = ColumnValues(name: "doors", type: .int32, values: [.int32(3)])
+        let both = statements.update(table: "Car", keys: [8], versions: [4], columns: [other, doors])
+        #expect(both.text.contains(#""doors" = $2::integer"#))
+        #expect(both.binds == [.scalar(.int32, .int32(9)), .scalar(.int32, .int32(3)), .int64(8), .int64(4)])
+        // A kept text is what rendering the parts gives.
+        #expect(checked.renderedOnce().text == checked.text)
+    }
+
+    @Test func aTemplateTakesOneBindPerPlaceholder() {
+        let sql: SQL = "SELECT \(bind: .int64(1)), \(bind: .int64(2))"
+        let kept = sql.renderedOnce()
+        #expect(kept.replacingBinds([.int64(3)]) == nil)
+        #expect(kept.replacingBinds([.int64(3), .int64(4), .int64(5)]) == nil)
+        let replaced = kept.replacingBinds([.int64(3), .int64(4)])
+        #expect(replaced?.text == "SELECT $1, $2")
+        #expect(replaced?.binds == [.int64(3), .int64(4)])
+        #expect(replaced == sql.replacingBinds([.int64(3), .int64(4)]))
     }
 
     @Test func upsertsOnTheIdentifier() {

@@ -1,4 +1,5 @@
 @_spi(StoreImplementation) import CoreValue
+import Synchronization
 
 /// The values of one column for every row of a batched write.
 package struct ColumnValues: Sendable, Hashable {
@@ -37,6 +38,8 @@ package struct LockOrder: Sendable, Hashable {
 package struct WriteStatements: Sendable {
     /// The schema tables live in, or `nil` for the search path.
     package let schema: String?
+    /// The one-row `UPDATE`s built so far, by shape, sent again with other values.
+    private let templates = StatementTemplates()
 
     /// Creates a builder.
     package init(schema: String?) {
@@ -175,9 +178,25 @@ package struct WriteStatements: Sendable {
     /// `UPDATE ... SET ... WHERE "_pk" = $1 [AND "_version" = $2] RETURNING "_pk", "_version"`. The server
     /// plans a primary-key lookup with no arrays to unpack, and the client encodes no arrays: the request
     /// path's save. Columns the row does not set are left out.
+    ///
+    /// The statement of a shape (table, columns set, version checked or not) is built once and then sent again
+    /// with this row's values bound (``StatementTemplates``): a request's save builds no SQL text.
     private func updateOne(table: String, key: Int64, version: Int64?, columns: [ColumnValues]) -> SQL {
+        let set = columns.filter { $0.isSet?.first ?? true }
+        var binds = set.map { SQLBind.scalar($0.type, $0.values.first ?? .null) }
+        binds.append(.int64(key))
+        if let version { binds.append(.int64(version)) }
+        let shape = StatementTemplates.Shape(table: table, columns: set.map(\.name), versioned: version != nil)
+        if let template = templates.template(for: shape), let sql = template.replacingBinds(binds) { return sql }
+        let sql = buildUpdateOne(table: table, key: key, version: version, columns: set).renderedOnce()
+        templates.keep(sql, for: shape)
+        return sql
+    }
+
+    /// ``updateOne(table:key:version:columns:)``'s statement, built.
+    private func buildUpdateOne(table: String, key: Int64, version: Int64?, columns: [ColumnValues]) -> SQL {
         var assignments: [SQL] = []
-        for column in columns where column.isSet?.first ?? true {
+        for column in columns {
             let value = column.values.first ?? .null
             assignments.append("\(SQLIdentifier(column.name)) = \(typedBind: .scalar(column.type, value))")
         }
@@ -336,5 +355,28 @@ package struct WriteStatements: Sendable {
         if let key { order = "\(Self.orderKey("u", key)), " }
         return "SELECT \(selected) FROM unnest(\(arrays)) WITH ORDINALITY AS u(\(names(columns)), \(ordinal)) "
             + "ORDER BY \(order)u.\(ordinal)"
+    }
+}
+
+/// Statements built once per shape, by the text their shape gives, for ``WriteStatements`` to send again with
+/// other values. Bounded: past ``capacity`` shapes (a persistent struct's updates set any subset of its
+/// columns) new ones are built each time and not kept.
+final class StatementTemplates: Sendable {
+    /// What fixes a one-row `UPDATE`'s text.
+    struct Shape: Hashable {
+        var table: String
+        var columns: [String]
+        var versioned: Bool
+    }
+
+    static let capacity = 512
+    private let kept = Mutex<[Shape: SQL]>([:])
+
+    func template(for shape: Shape) -> SQL? { kept.withLock { $0[shape] } }
+
+    func keep(_ sql: SQL, for shape: Shape) {
+        kept.withLock { kept in
+            if kept.count < Self.capacity { kept[shape] = sql }
+        }
     }
 }

@@ -17,7 +17,12 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         case bind(SQLBind)
     }
 
-    private(set) var parts: [Part]
+    private(set) var parts: [Part] {
+        didSet { rendered = nil }
+    }
+    /// The text, kept by ``renderedOnce()`` for a statement sent again and again with other values
+    /// (``replacingBinds(_:)``); `nil` otherwise.
+    private var rendered: String?
 
     /// Creates SQL from a string literal written in source code.
     package init(stringLiteral value: String) {
@@ -38,7 +43,40 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     package init() { parts = [] }
 
     /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
-    package var text: String {
+    package var text: String { rendered ?? render() }
+
+    /// The same statement, its text rendered now and kept.
+    package func renderedOnce() -> SQL {
+        var copy = self
+        copy.rendered = render()
+        return copy
+    }
+
+    /// The same statement with other values bound, one per placeholder in order, keeping a rendered text;
+    /// `nil` when `binds` are not one per placeholder. Each must have its placeholder's type (the text may
+    /// cast it).
+    package func replacingBinds(_ binds: [SQLBind]) -> SQL? {
+        var next = binds.makeIterator()
+        var replaced = parts
+        for index in replaced.indices {
+            guard case .bind = replaced[index] else { continue }
+            guard let bind = next.next() else { return nil }
+            replaced[index] = .bind(bind)
+        }
+        guard next.next() == nil else { return nil }
+        var result = SQL()
+        result.parts = replaced
+        result.rendered = rendered
+        return result
+    }
+
+    /// Equal when the text and the binds are (a kept rendering aside).
+    package static func == (lhs: SQL, rhs: SQL) -> Bool { lhs.parts == rhs.parts }
+
+    /// Hashes the text and the binds.
+    package func hash(into hasher: inout Hasher) { hasher.combine(parts) }
+
+    private func render() -> String {
         // Sized once, numbers written as digits: every statement sent is rendered here (the request path's
         // `UPDATE` several times a request), so no interpolated string per placeholder.
         var capacity = 0
