@@ -14,7 +14,9 @@ import Synchronization
 ///
 /// ``TestSchema`` starts one on first use when `DATABASE_URL` is unset (``shared()``), so a new
 /// contributor's `swift test` needs no database set up first; it is stopped when the process exits
-/// normally. A test process that is killed leaves it running: `pg_ctl -D <directory>/data stop` stops it.
+/// normally. When the process dies otherwise (killed, crashed), a watchdog started with the server (a shell
+/// in a session of its own, which polls the process once a second) stops the server and deletes the
+/// directory.
 ///
 /// The binaries come from `COREVALUE_PG_BIN` when set, else `pg_config --bindir`, else the usual places
 /// (`/usr/lib/postgresql/<version>/bin`, Homebrew's, `/usr/local/pgsql/bin`). `initdb` and `postgres` refuse
@@ -41,6 +43,11 @@ public final class TestServer: Sendable {
     /// - Throws: ``TestServerError`` naming what was missing or which step failed, with its output; nothing
     ///   is left behind then.
     public static func start() throws -> TestServer {
+        try start(watching: getpid())
+    }
+
+    /// ``start()`` with a watchdog that stops the server when the process `parent` is gone.
+    static func start(watching parent: pid_t) throws -> TestServer {
         let binaries = try findBinaries()
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("corevalue-test-\(UUID().uuidString.prefix(8).lowercased())", isDirectory: true)
@@ -63,6 +70,8 @@ public final class TestServer: Sendable {
                     "-D", data.path, "-l", directory.appendingPathComponent("server.log").path, "-o",
                     options.joined(separator: " "), "-w", "-t", "60", "start",
                 ])
+            try ServerOwner.current.watch(
+                parent, pgCtl: binaries.appendingPathComponent("pg_ctl"), data: data, directory: directory)
             return TestServer(
                 url: "postgresql://corevalue@127.0.0.1:\(port)/postgres", port: port, directory: directory,
                 binaries: binaries)
@@ -180,6 +189,27 @@ private struct ServerOwner {
         }
     }
 
+    /// Starts the watchdog: a shell, in a session of its own (`setsid`, so that an interrupt of the test
+    /// process's group spares it), that waits for `parent` to end and then stops the server immediately and
+    /// deletes `directory`; after a normal ``TestServer/stop()`` there is nothing left for it to do.
+    func watch(_ parent: pid_t, pgCtl: URL, data: URL, directory: URL) throws {
+        let script = [
+            #"while kill -0 "$1" 2>/dev/null; do sleep 1; done"#,
+            #"if [ -d "$3" ]; then"#,
+            #"  if [ -n "$5" ]; then runuser -u "$5" -- "$2" -D "$3" -m immediate stop"#,
+            #"  else "$2" -D "$3" -m immediate stop; fi"#,
+            #"fi"#,
+            #"rm -rf "$4""#,
+        ].joined(separator: "\n")
+        let arguments = ["-c", script, "watchdog", "\(parent)", pgCtl.path, data.path, directory.path, user ?? ""]
+        let setsid = ["/usr/bin/setsid", "/bin/setsid"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        if let setsid {
+            try Self.spawn(setsid, ["/bin/sh"] + arguments, output: "/dev/null")
+        } else {
+            try Self.spawn("/bin/sh", arguments, output: "/dev/null")
+        }
+    }
+
     /// Runs a program to its end.
     ///
     /// - Throws: ``TestServerError`` with the program's output when it fails.
@@ -202,18 +232,7 @@ private struct ServerOwner {
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("corevalue-test-output-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        closeDescriptorsOnExec()
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([program] + arguments).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], environ)
-        guard spawned == 0 else { throw TestServerError("could not start \(program) (error \(spawned))") }
+        let pid = try spawn(program, arguments, output: file.path)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw TestServerError("could not wait for \(program) (errno \(errno))") }
@@ -226,6 +245,25 @@ private struct ServerOwner {
             throw TestServerError("\(name) failed (wait status \(status)): \(text)")
         }
         return text
+    }
+
+    /// Starts a program without waiting for it, its input from `/dev/null` and its output (both streams) to
+    /// the file at `output`; a name without a slash is looked up in `PATH`.
+    @discardableResult
+    static func spawn(_ program: String, _ arguments: [String], output: String) throws -> pid_t {
+        closeDescriptorsOnExec()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([program] + arguments).map { strdup($0) }
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], environ)
+        guard spawned == 0 else { throw TestServerError("could not start \(program) (error \(spawned))") }
+        return pid
     }
 
     /// Marks every open descriptor above standard error close-on-exec, so that a spawned program (and the

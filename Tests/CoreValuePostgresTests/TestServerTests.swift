@@ -34,6 +34,26 @@ import Testing
         #expect(throws: LibPQError.self) { try Connection(server.url) }
     }
 
+    @Test(.enabled(if: TestServer.canStart)) func aServerWhoseProcessDiedIsStoppedAndDeletedByItsWatchdog() throws {
+        // A stand-in for a test process that dies without stopping its server.
+        let standIn = Process()
+        standIn.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        standIn.arguments = ["600"]
+        try standIn.run()
+        let server = try TestServer.start(watching: standIn.processIdentifier)
+        let connection = try Connection(server.url)
+        connection.close()
+        kill(standIn.processIdentifier, SIGKILL)
+        standIn.waitUntilExit()
+        // The watchdog polls once a second; give it ten.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while FileManager.default.fileExists(atPath: server.directory.path), ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: server.directory.path))
+        #expect(throws: LibPQError.self) { try Connection(server.url) }
+    }
+
     @Test func withoutAServerTheErrorSaysWhatToDo() {
         let error = TestSchemaError(reason: "COREVALUE_TEST_SERVER=off, so no server of its own is started")
         #expect("\(error)".contains("DATABASE_URL is not set and COREVALUE_TEST_SERVER=off"))
