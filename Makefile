@@ -29,6 +29,10 @@ run: deps
 # Every test, then the behaviour suite once more with boxing through Mirror only (the key-path fast path
 # off: COREVALUE_REFLECTION=mirror), so that the fallback is tested on both stores too.
 MIRROR_SUITE = memoryStoreBehaviour|postgresStoreBehaviour
+# A user's package (path dependency on this one) whose `swift test` starts its own server: run with no
+# DATABASE_URL, and it must leave no server directory behind.
+EXAMPLE_PACKAGE := Examples/IntegrationTests
+
 test: deps
 	$(SWIFT) build --build-tests
 	@status=0; \
@@ -37,6 +41,10 @@ test: deps
 	COREVALUE_REFLECTION=mirror DATABASE_URL="$$url" $(SWIFT) test --skip-build --filter '$(MIRROR_SUITE)' \
 		|| status=$$?; \
 	if [[ -z "$${TEST_DATABASE_URL:-}" ]]; then scripts/db-down.sh; fi; \
+	tmp="$${TMPDIR:-/tmp}"; before=$$(ls -d "$$tmp"/corevalue-test-* 2>/dev/null | wc -l); \
+	env -u DATABASE_URL -u COREVALUE_TEST_SERVER $(SWIFT) test --package-path $(EXAMPLE_PACKAGE) || status=$$?; \
+	after=$$(ls -d "$$tmp"/corevalue-test-* 2>/dev/null | wc -l); \
+	if [[ $$after -gt $$before ]]; then echo "test: $(EXAMPLE_PACKAGE) left a test server behind" >&2; status=1; fi; \
 	exit $$status
 
 # The tests that need several servers: a primary, a synchronous streaming standby and pgbouncer in
