@@ -118,7 +118,7 @@ extension BoxingStruct {
         fetchLimit: Int? = nil,
         fetchOffset: Int = 0
     ) async throws -> [T] where T.StructureType == T {
-        try await ManagedObjectContext.performBlocking(on: store) {
+        try await ManagedObjectContext.performBlocking(on: store.refinements) {
             try queryStored(
                 store, predicate: predicate, sortDescriptors: sortDescriptors, fetchLimit: fetchLimit,
                 fetchOffset: fetchOffset)

@@ -28,20 +28,20 @@ extension ManagedObjectContext {
     /// - Throws: `CancellationError` when the task is cancelled before the work starts, or while it runs and
     ///   the store stops it (nothing is committed then); otherwise what `body` throws.
     nonisolated(nonsending) func performBlocking<T>(_ body: @escaping () throws -> T) async throws -> T {
-        try await Self.performBlocking(on: store, body)
+        try await Self.performBlocking(on: refined, body)
     }
 
     /// Runs synchronous work on a thread of `store` for an async caller, as ``performBlocking(_:)`` does, for
     /// work that needs no context.
     nonisolated(nonsending) static func performBlocking<T>(
-        on store: any Store, _ body: @escaping () throws -> T
+        on store: any StoreRefinements, _ body: @escaping () throws -> T
     ) async throws -> T {
         try Task.checkCancellation()
         let token = CancellationToken()
         let work = BlockingWork(body)
         let result: Handoff<T> = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                store.refinements.runBlocking {
+                store.runBlocking {
                     // `run` lets go of `body` (and the context it captured) before the task resumes: were the
                     // store's thread the last holder, the context would deinit there while the task uses its
                     // objects.

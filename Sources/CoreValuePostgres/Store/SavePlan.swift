@@ -95,7 +95,8 @@ struct SavePlan {
             let info = resolved.insertEntities[offset]
             let entity = info.entity
             let row = makeRow(change, entity: entity)
-            let upsertKeyName = resolved.upsertPositions[offset] == nil ? nil : change.upsertKey
+            // A resolved insert's upsert key names a unique attribute (its position is in `upsertPositions`).
+            let upsertKeyName = change.upsertKey
             // Only an upsert's group depends on which columns the row sets (see below).
             let plain = row.attributes.isComplete && row.toOne.isEmpty
             if let previous, previous.info === info, previous.upsert == upsertKeyName,
@@ -121,7 +122,8 @@ struct SavePlan {
             } else {
                 position = groups.count
                 index[groupKey] = position
-                let upsertKey = upsertKeyName.flatMap { info.attributes[$0] }
+                // Resolution found the key's position: the attribute is read there, not looked up by name.
+                let upsertKey = resolved.upsertPositions[offset].map { entity.attributes[$0] }
                 groups.append(InsertGroup(entity: entity, upsertKey: upsertKey, rows: [row]))
             }
             previous = (info, upsertKeyName, plain, position)
