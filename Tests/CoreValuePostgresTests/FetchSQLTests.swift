@@ -50,6 +50,22 @@ import Testing
         #expect(sql.binds == [.scalar(.int32, .int32(4)), .scalar(.double, .double(300)), .int64(10), .int64(20)])
     }
 
+    /// A read by one attribute is built once per attribute and operator, then sent with the new value: the
+    /// same text as the compiler's, the value coerced and bound, and a null still read as `IS NULL`.
+    @Test func aReadByOneAttributeReusesItsTextWithTheNewValue() throws {
+        let first = try sql(.comparison(key: "doors", .equal, .int64(4)))
+        let second = try sql(.comparison(key: "doors", .equal, .int16(2)))
+        #expect(first.text == Self.carColumns + #" WHERE t."doors" = $1"#)
+        #expect(second.text == first.text)
+        #expect(first.binds == [.scalar(.int32, .int32(4))])
+        #expect(second.binds == [.scalar(.int32, .int32(2))])
+        #expect(try sql(.comparison(key: "doors", .greaterThan, .int64(4))).text.hasSuffix(#"t."doors" > $1"#))
+        #expect(try sql(.comparison(key: "doors", .equal, .null)).text.hasSuffix(#"t."doors" IS NULL"#))
+        #expect(try sql(.comparison(key: "doors", .equal, .int64(5)), limit: 1).text.hasSuffix("LIMIT $2"))
+        #expect(throws: CVManagedStructError.self) { try sql(.comparison(key: "doors", .equal, .string("four"))) }
+        #expect(throws: (any Error).self) { try sql(.comparison(key: "name", .equal, .string("a\u{0}b"))) }
+    }
+
     @Test func compilesEveryPredicateKind() throws {
         let predicate: CVPredicate = .or([
             .isIn(key: "seats", [.int16(2), .int64(5)]),

@@ -14,6 +14,8 @@ package struct FetchStatements: Sendable {
     /// Each entity's row statement without a condition (``select(_:from:)`` from its own table), built once:
     /// a request's read then appends its condition to it instead of quoting every column again.
     private var selects: [String: SQL] = [:]
+    /// Reads that compare one attribute, built so far (``oneComparison(_:_:)``).
+    private let comparisons = StatementTemplates<ComparisonShape>()
 
     /// Creates a builder.
     package init(mapping: SchemaMapping, schema: String?) {
@@ -36,10 +38,39 @@ package struct FetchStatements: Sendable {
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before any SQL exists.
     package func rows(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
+        if let sql = try oneComparison(request, entity) { return sql }
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
         var sql = selects[entity.name] ?? select(entity)
         try appendFilter(request, compiler, to: &sql, ordered: !request.sortDescriptors.isEmpty)
         return sql
+    }
+
+    /// What fixes the text of a read that compares one attribute with a value.
+    struct ComparisonShape: Hashable, Sendable {
+        var entity: String
+        var key: String
+        var comparison: CVPredicate.ComparisonOperator
+    }
+
+    /// The statement of a request that only compares one attribute with a value (`id == 7`: a request's
+    /// read by identifier), from the text kept for its entity, attribute and operator, with the value bound:
+    /// built and compiled once, not per read. `nil` for any other request, and for a null operand (which
+    /// compiles to `IS NULL`).
+    private func oneComparison(_ request: FetchRequest, _ entity: Entity) throws -> SQL? {
+        guard request.sortDescriptors.isEmpty, request.fetchLimit == nil, request.fetchOffset == 0,
+            let predicate = request.predicate, case .comparison(let key, let comparison, let value) = predicate,
+            let attribute = entity.attribute(named: key)
+        else { return nil }
+        let operand = try ValueCoercion.coerce(value, to: attribute, in: entity.name)
+        guard !operand.isNull else { return nil }
+        let shape = ComparisonShape(entity: entity.name, key: key, comparison: comparison)
+        if let sql = comparisons.statement(for: shape, binding: [.scalar(attribute.type, operand)]) { return sql }
+        return try comparisons.keep(shape) {
+            let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+            var sql = selects[entity.name] ?? select(entity)
+            sql.append(" WHERE \(try compiler.compile(predicate))")
+            return sql
+        }
     }
 
     /// Appends the request's `WHERE`, then its `ORDER BY` (always when `ordered`, else only for a window)

@@ -39,7 +39,7 @@ package struct WriteStatements: Sendable {
     /// The schema tables live in, or `nil` for the search path.
     package let schema: String?
     /// The one-row `UPDATE`s built so far, by shape, sent again with other values.
-    private let templates = StatementTemplates()
+    private let templates = StatementTemplates<UpdateShape>()
 
     /// Creates a builder.
     package init(schema: String?) {
@@ -186,11 +186,16 @@ package struct WriteStatements: Sendable {
         var binds = set.map { SQLBind.scalar($0.type, $0.values.first ?? .null) }
         binds.append(.int64(key))
         if let version { binds.append(.int64(version)) }
-        let shape = StatementTemplates.Shape(table: table, columns: set.map(\.name), versioned: version != nil)
-        if let template = templates.template(for: shape), let sql = template.replacingBinds(binds) { return sql }
-        let sql = buildUpdateOne(table: table, key: key, version: version, columns: set).renderedOnce()
-        templates.keep(sql, for: shape)
-        return sql
+        let shape = UpdateShape(table: table, columns: set.map(\.name), versioned: version != nil)
+        if let sql = templates.statement(for: shape, binding: binds) { return sql }
+        return templates.keep(shape) { buildUpdateOne(table: table, key: key, version: version, columns: set) }
+    }
+
+    /// What fixes a one-row `UPDATE`'s text.
+    struct UpdateShape: Hashable, Sendable {
+        var table: String
+        var columns: [String]
+        var versioned: Bool
     }
 
     /// ``updateOne(table:key:version:columns:)``'s statement, built.
@@ -355,28 +360,5 @@ package struct WriteStatements: Sendable {
         if let key { order = "\(Self.orderKey("u", key)), " }
         return "SELECT \(selected) FROM unnest(\(arrays)) WITH ORDINALITY AS u(\(names(columns)), \(ordinal)) "
             + "ORDER BY \(order)u.\(ordinal)"
-    }
-}
-
-/// Statements built once per shape, by the text their shape gives, for ``WriteStatements`` to send again with
-/// other values. Bounded: past ``capacity`` shapes (a persistent struct's updates set any subset of its
-/// columns) new ones are built each time and not kept.
-final class StatementTemplates: Sendable {
-    /// What fixes a one-row `UPDATE`'s text.
-    struct Shape: Hashable {
-        var table: String
-        var columns: [String]
-        var versioned: Bool
-    }
-
-    static let capacity = 512
-    private let kept = Mutex<[Shape: SQL]>([:])
-
-    func template(for shape: Shape) -> SQL? { kept.withLock { $0[shape] } }
-
-    func keep(_ sql: SQL, for shape: Shape) {
-        kept.withLock { kept in
-            if kept.count < Self.capacity { kept[shape] = sql }
-        }
     }
 }
