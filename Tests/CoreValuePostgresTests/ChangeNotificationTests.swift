@@ -43,6 +43,22 @@ import Testing
         return []
     }
 
+    /// A batch update announces the rows it wrote as updated, though it returns only their count.
+    @Test func aBatchUpdateAnnouncesTheRowsItWrote() throws {
+        try withStores { writer, other, listener in
+            var cars = (0..<3).map { i in Car.sample("car \(i)") }
+            try cars.saveAll(ManagedObjectContext(store: writer))
+            _ = try changes(listener)
+            let result = try ManagedObjectContext(store: other).batchUpdate(
+                BatchUpdateRequest(
+                    entityName: "Car", predicate: .key("name") != "car 0", values: ["nickname": .string("batch")]))
+            #expect(result == BatchResult(count: 2))
+            let updated = try changes(listener)
+            #expect(updated.map(\.entityName) == ["Car"])
+            #expect(Set(updated.first?.updated ?? []) == Set(cars[1...].compactMap(\.objectID)))
+        }
+    }
+
     @Test func aCommittedSaveAnnouncesTheRowsItInsertedUpdatedAndDeleted() throws {
         try withStores { writer, other, listener in
             var cars = (0..<3).map { i in Car.sample("car \(i)") }

@@ -66,6 +66,22 @@ import Testing
         #expect(throws: (any Error).self) { try sql(.comparison(key: "name", .equal, .string("a\u{0}b"))) }
     }
 
+    /// An aggregate is one statement: typed group columns, the function, the predicate, groups in order.
+    @Test func anAggregateIsOneGroupedStatement() throws {
+        let entity = try ExampleModel.model.entity("Car")
+        let request = AggregateRequest(
+            entityName: "Car", .sum, of: "mileage", predicate: .key("doors") >= Int64(4), groupedBy: ["kind"])
+        let sql = try statements.aggregate(request, entity: entity, resultType: try request.resultType(in: entity))
+        #expect(
+            sql.text
+                == #"SELECT t."kind"::text, sum(t."mileage"::numeric)::bigint FROM "s"."Car" AS t WHERE t."doors" >= $1 "#
+                + #"GROUP BY t."kind" ORDER BY t."kind""#)
+        let rows = AggregateRequest(entityName: "Car", .countRows, of: nil)
+        #expect(
+            try statements.aggregate(rows, entity: entity, resultType: .int64).text
+                == #"SELECT count(*) FROM "s"."Car" AS t"#)
+    }
+
     @Test func compilesEveryPredicateKind() throws {
         let predicate: CVPredicate = .or([
             .isIn(key: "seats", [.int16(2), .int64(5)]),

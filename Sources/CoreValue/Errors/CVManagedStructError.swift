@@ -78,6 +78,8 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         /// expression it has no SQL for (arithmetic, a computed property, a comparison of two attributes,
         /// ...). `what` names the expression; it is thrown before anything is sent.
         public static let unsupportedPredicate = Code(rawValue: "unsupportedPredicate")
+        /// An aggregate's result does not fit its type: an integer sum beyond `Int64`. Never wrapped.
+        public static let aggregateOverflow = Code(rawValue: "aggregateOverflow")
     }
 
     /// The kind of error.
@@ -266,6 +268,15 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         CVManagedStructError(.unsupportedPredicate, entity: entity, message: message, what: what)
     }
 
+    /// The code of aggregateOverflow(...), for matching: `catch CVManagedStructError.aggregateOverflow`.
+    public static let aggregateOverflow = Code.aggregateOverflow
+
+    /// The `function` of `entity.key` does not fit its result type (an integer sum beyond `Int64`).
+    public static func aggregateOverflow(entity: String, key: String, function: String) -> CVManagedStructError {
+        CVManagedStructError(
+            .aggregateOverflow, entity: entity, key: key, message: "the \(function) does not fit in Int64")
+    }
+
     /// A readable description naming what was wrong.
     public var description: String {
         let entity = self.entity ?? "", key = self.key ?? "", message = self.message ?? ""
@@ -295,6 +306,7 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         case .predicateTooLarge:
             return "a predicate of '\(entity)' has \(found ?? "too many terms"); at most \(limit ?? 0) are accepted "
                 + "(a list of values is one term with in(_:))"
+        case .aggregateOverflow: return "aggregate of '\(entity).\(key)' overflows: \(message)"
         case .unsupportedPredicate:
             return "predicate on '\(entity)' cannot be translated: \(what ?? "an expression"): \(message)"
         default:

@@ -128,6 +128,24 @@ public protocol StoreRefinements: Store {
     /// evaluates its pending objects with the same one, so they match exactly when their rows would. The
     /// default is ``MemoryStore/defaultCaseMappingVersion``.
     @_spi(StoreImplementation) var caseMappingVersion: Unicode.Version { get }
+
+    /// The results of an aggregate over the stored rows (never a context's unsaved changes), in group order
+    /// (each group value ascending, nulls last), with SQL's meaning (``AggregateFunction``); the request is
+    /// valid for the model (its predicate validated, `resultType(in:)` checked). A store
+    /// with a query language answers in one statement (`PostgresStore`: `GROUP BY`); the default reads the
+    /// matching rows in batches and folds them in memory.
+    ///
+    /// - Throws: ``CVManagedStructError/Code/aggregateOverflow`` for an integer sum beyond `Int64`; as
+    ///   ``Store/fetch(_:)-(FetchRequest)`` otherwise.
+    @_spi(StoreImplementation) func aggregate(_ request: AggregateRequest) throws -> [AggregateRow]
+
+    /// Sets the request's values on every stored row its predicate matches, in one transaction, moving each
+    /// row to its next version; the request is valid for the model (``BatchUpdateRequest`` validated). A store
+    /// with a query language writes them in one statement (`PostgresStore`: `UPDATE ... WHERE`); the default
+    /// fetches the matching rows and applies one change set updating each, again if a row changed meanwhile.
+    ///
+    /// - Throws: As ``Store/apply(_:)``.
+    @_spi(StoreImplementation) func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult
 }
 
 extension Store {
@@ -210,6 +228,40 @@ extension StoreRefinements {
             whole.relationships += part.relationships
         }
         return try apply(whole)
+    }
+
+    /// Reads the matching rows in batches of 10,000 and folds them in memory.
+    @_spi(StoreImplementation) public func aggregate(_ request: AggregateRequest) throws -> [AggregateRow] {
+        var aggregator = try Aggregator(request, entity: try model.entity(request.entityName))
+        let rows = FetchRequest(entityName: request.entityName, predicate: request.predicate)
+        try fetch(rows, batchSize: 10_000) { batch in
+            for row in batch {
+                aggregator.add(
+                    group: request.groupBy.map { row.attributes[$0] ?? .null },
+                    value: request.key.map { row.attributes[$0] ?? .null } ?? .null)
+            }
+            return true
+        }
+        return try aggregator.rows()
+    }
+
+    /// Fetches the matching rows and applies one change set that updates each at the version read; a row
+    /// another writer changed meanwhile is a conflict, and the whole is done again (three attempts at most).
+    @_spi(StoreImplementation) public func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
+        let values = AttributeValues(request.values)
+        var attempt = 1
+        while true {
+            let rows = try fetch(FetchRequest(entityName: request.entityName, predicate: request.predicate))
+            let updates = rows.map { ObjectChange(id: $0.id, version: $0.version, attributes: values) }
+            do {
+                if !updates.isEmpty { _ = try apply(ChangeSet(updates: updates)) }
+            } catch let error as CVManagedStructError where error.code == .conflict && attempt < 3 {
+                attempt += 1
+                continue
+            }
+            let ids = rows.map(\.id).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+            return BatchResult(count: rows.count, objectIDs: request.returnsObjectIDs ? ids : nil)
+        }
     }
 
     /// Runs `work` at once on the calling thread: for stores whose calls never block.

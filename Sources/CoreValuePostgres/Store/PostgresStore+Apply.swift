@@ -23,7 +23,7 @@ extension PostgresStore {
         try requireWritable()
         let resolved = try changes.resolved(against: index, rules: SavePlan.valueRules)
         let plan = SavePlan(mapping: mapping, changes: resolved)
-        return try write { _ in .statements(plan, resolved.changes) }
+        return try write { _ in .statements(plan, resolved.changes) }.result
     }
 
     /// Applies a change set handed over in parts (a bulk `saveAll`), in one transaction, with the parts'
@@ -85,7 +85,7 @@ extension PostgresStore {
                 insertedNew = try runner.run(probe).rowCount == 0
                 if insertedNew, let entity = try copiedEntity(upserts) { return .copy(source, upserts, entity) }
                 return .pipelinedParts(source, insertingNew: insertedNew)
-            }
+            }.result
         }
     }
 
@@ -93,9 +93,9 @@ extension PostgresStore {
     /// `choose` picks the strategy (it may send statements first, as a streamed save's probe does), the
     /// executor carries it out, and with a ``notificationChannel`` the change notification goes last. An
     /// attempt's error passes through `mapError` before the retry loop sees it.
-    private func write(
+    func write(
         mapError: (any Error) -> any Error = { $0 }, _ choose: (StatementRunner) throws -> WriteStrategy
-    ) throws -> SaveResult {
+    ) throws -> WriteOutcome {
         try withRetries {
             do {
                 return try withRunner { runner in
@@ -106,7 +106,7 @@ extension PostgresStore {
                         if let channel = notificationChannel {
                             try Self.notify(channel, outcome.notified, outcome.notifiedResult, runner)
                         }
-                        return outcome.result
+                        return outcome
                     }
                 }
             } catch {
@@ -125,7 +125,7 @@ extension PostgresStore {
     }
 
     /// Throws ``PostgresStoreError/Code/readOnlyStore`` for a store opened read-only, before anything is sent.
-    private func requireWritable() throws {
+    func requireWritable() throws {
         guard !isReadOnly else {
             throw PostgresStoreError(
                 .readOnlyStore, "this store was opened read-only (readOnly: true); save through a writable store")

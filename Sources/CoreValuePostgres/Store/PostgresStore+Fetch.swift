@@ -221,7 +221,7 @@ extension PostgresStore {
     /// `fetch(_:batchSize:_:)`); otherwise on a pooled connection with retries, in a read-only repeatable-read
     /// transaction when `needsTransaction` or a statement timeout is set (it is set per transaction, so with
     /// one even a single statement gets one).
-    private func withReadRunner<T>(needsTransaction: Bool, _ body: (StatementRunner) throws -> T) throws -> T {
+    func withReadRunner<T>(needsTransaction: Bool, _ body: (StatementRunner) throws -> T) throws -> T {
         if let runner = StreamRunner.current(for: self) { return try body(runner) }
         let transaction = needsTransaction || configuration.statementTimeout != nil
         return try withRetries {

@@ -14,6 +14,9 @@ enum WriteStrategy {
     /// A streamed save of new rows of one entity without foreign keys: keys reserved in one statement,
     /// then every part's rows in one binary COPY.
     case copy(PartSource, StreamedUpserts, Entity)
+    /// One statement that writes every row a predicate matches (a batch update), returning `"_pk"` and
+    /// `"_version"` of each when `listsRows` (asked for, or for the change notification).
+    case batch(SQL, entity: String, listsRows: Bool)
 }
 
 /// What a transaction wrote, and what its change notification tells other processes.
@@ -23,6 +26,8 @@ struct WriteOutcome {
     var notified: ChangeSet
     /// Whether `result` records inserts by stream position (a streamed save).
     var isStreamed: Bool
+    /// For a batch: how many rows its statement wrote.
+    var batchCount = 0
 
     /// The result as the notification reports it: keyed by ID, also for a streamed save.
     var notifiedResult: SaveResult { isStreamed ? result.tabulated(streamed: notified.inserts) : result }
@@ -50,6 +55,20 @@ struct WriteExecutor {
             var notified = ChangeSet()
             let result = try copyParts(source, upserts, entity, notified: &notified)
             return WriteOutcome(result: result, notified: notified, isStreamed: true)
+        case .batch(let sql, let entity, let listsRows):
+            let written = try runner.run(sql)
+            guard listsRows else {
+                return WriteOutcome(
+                    result: SaveResult(), notified: ChangeSet(), isStreamed: false, batchCount: written.affectedRows)
+            }
+            var result = SaveResult()
+            var notified = ChangeSet()
+            for row in 0..<written.rowCount {
+                let id = ManagedObjectID.permanent(entity, try written.decode(Int64.self, row: row, column: 0))
+                result.versions[id] = try written.decode(Int64.self, row: row, column: 1)
+                notified.updates.append(ObjectChange(id: id, attributes: AttributeValues()))
+            }
+            return WriteOutcome(result: result, notified: notified, isStreamed: false, batchCount: written.rowCount)
         }
     }
 

@@ -63,6 +63,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let connectionFailure = SQLState(rawValue: "08006")
     /// 22P02: a value's text could not be parsed.
     public static let invalidTextRepresentation = SQLState(rawValue: "22P02")
+    /// 22003: a numeric value is out of its type's range (an integer sum beyond `bigint`, say).
+    public static let numericValueOutOfRange = SQLState(rawValue: "22003")
     /// 22021: a character is not valid in the encoding.
     public static let characterNotInRepertoire = SQLState(rawValue: "22021")
     /// 55P03: a lock could not be obtained (`NOWAIT`, `lock_timeout`).

@@ -1,0 +1,23 @@
+@_spi(StoreImplementation) import CoreValue
+import LibPQ
+
+extension PostgresStore {
+    /// A batch update in one `UPDATE` statement, in a transaction of its own through the store's one write
+    /// route (retried after a serialization failure or a failover as a save is; with a
+    /// ``notificationChannel`` its change notification lists the rows, or the entity alone past the payload
+    /// limit).
+    ///
+    /// - Throws: ``PostgresStoreError/Code/readOnlyStore`` for a read-only store and the request's
+    ///   validation errors, before anything is sent; as ``apply(_:)`` otherwise.
+    @_spi(StoreImplementation) public func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
+        try requireWritable()
+        let request = try request.validated(in: model)
+        let entity = try model.entity(request.entityName)
+        let listsRows = request.returnsObjectIDs || notificationChannel != nil
+        let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
+        let outcome = try write { _ in .batch(sql, entity: entity.name, listsRows: listsRows) }
+        guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
+        let ids = outcome.result.versions.keys.sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+        return BatchResult(count: outcome.batchCount, objectIDs: ids)
+    }
+}
