@@ -59,6 +59,21 @@ import Testing
         }
     }
 
+    /// A batch delete announces the rows it deleted.
+    @Test func aBatchDeleteAnnouncesTheRowsItDeleted() throws {
+        try withStores { writer, other, listener in
+            var cars = (0..<3).map { i in Car.sample("car \(i)") }
+            try cars.saveAll(ManagedObjectContext(store: writer))
+            _ = try changes(listener)
+            let result = try ManagedObjectContext(store: other).batchDelete(
+                BatchDeleteRequest(entityName: "Car", predicate: .key("name") != "car 0"))
+            #expect(result == BatchResult(count: 2))
+            let deleted = try changes(listener)
+            #expect(deleted.map(\.entityName) == ["Car"])
+            #expect(Set(deleted.first?.deleted ?? []) == Set(cars[1...].compactMap(\.objectID)))
+        }
+    }
+
     @Test func aCommittedSaveAnnouncesTheRowsItInsertedUpdatedAndDeleted() throws {
         try withStores { writer, other, listener in
             var cars = (0..<3).map { i in Car.sample("car \(i)") }

@@ -51,6 +51,44 @@ extension BoxingStruct where Self: UnboxingStruct, Self.StructureType == Self {
         return try await context.performBlocking { try context.batchUpdate(request) }
     }
 
+    /// Deletes every stored struct a `#Predicate` matches (every one without it), with the entity's delete
+    /// rules, without fetching them; see `ManagedObjectContext.batchDelete(_:)` for how and what the context
+    /// does around it.
+    ///
+    /// ```swift
+    /// let cutoff = Date.now.addingTimeInterval(-86_400)
+    /// let result = try Session.batchDelete(context, where: #Predicate { $0.createdAt < cutoff })
+    /// ```
+    ///
+    /// - Throws: ``CVManagedStructError/Code/unsupportedPredicate`` for a predicate without translation, before
+    ///   anything is sent; ``CVManagedStructError/constraintViolation(entity:key:message:)`` for a `deny`
+    ///   rule; the store's errors.
+    public static func batchDelete(
+        _ context: ManagedObjectContext, where predicate: Predicate<Self>? = nil, returningObjectIDs: Bool = false
+    ) throws -> BatchResult {
+        try context.batchDelete(try deleteRequest(context.model, predicate, returningObjectIDs))
+    }
+
+    /// `batchDelete(_:where:returningObjectIDs:)` without blocking a thread of the cooperative pool.
+    ///
+    /// - Throws: As the synchronous form; `CancellationError` when the task was cancelled.
+    public nonisolated(nonsending) static func batchDelete(
+        _ context: ManagedObjectContext, where predicate: Predicate<Self>? = nil, returningObjectIDs: Bool = false
+    ) async throws -> BatchResult {
+        let request = try deleteRequest(context.model, predicate, returningObjectIDs)
+        return try await context.performBlocking { try context.batchDelete(request) }
+    }
+
+    private static func deleteRequest(
+        _ model: ManagedObjectModel, _ predicate: Predicate<Self>?, _ returningObjectIDs: Bool
+    ) throws -> BatchDeleteRequest {
+        let entity = try model.entity(EntityName)
+        return BatchDeleteRequest(
+            entityName: entity.name,
+            predicate: try predicate.map { try PredicateTranslator.translate($0, model: model, entity: entity) },
+            returnsObjectIDs: returningObjectIDs)
+    }
+
     private static func batchRequest(
         _ model: ManagedObjectModel, _ assignments: [BatchAssignment<Self>], _ predicate: Predicate<Self>?,
         _ returningObjectIDs: Bool

@@ -30,11 +30,63 @@ extension ManagedObjectContext {
         try await performBlocking { try self.batchUpdate(request) }
     }
 
-    /// Reads the registered stored objects of an entity again, but those with unsaved writes.
+    /// Deletes every stored object a predicate matches, with the entity's delete rules, without fetching them
+    /// into this context (Core Data's batch delete request).
+    ///
+    /// On PostgreSQL one statement deletes the rows, and the rows their `cascade` relationships reach when
+    /// those rows' own relationships only nullify; a `deny` relationship is checked first, in the same
+    /// transaction. Deeper cascades (and ``MemoryStore``) go through a context of the store's own: the objects
+    /// fetched, deleted with the rules, saved in one transaction. The context's unsaved changes are neither
+    /// written nor matched. Afterwards this context reads its registered objects of the entity, and of every
+    /// entity related to it, again: those whose rows are gone are forgotten (marked deleted and unregistered),
+    /// the others take the rows' current values and links; objects with unsaved changes keep them.
+    ///
+    /// - Throws: Before anything is sent: ``CVManagedStructError/unknownEntity(_:)`` and the predicate's
+    ///   errors. ``CVManagedStructError/constraintViolation(entity:key:message:)`` naming a `deny`
+    ///   relationship that still has related rows, with nothing deleted; the store's errors.
+    public func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
+        let request = try request.validated(in: model)
+        let result = try refined.batchDelete(request)
+        for info in try relatedEntities(of: request.entityName) { try refreshRegistered(of: info) }
+        return result
+    }
+
+    /// `batchDelete(_:)` without blocking a thread of the cooperative pool.
+    ///
+    /// - Throws: As the synchronous form; `CancellationError` when the task was cancelled.
+    public nonisolated(nonsending) func batchDelete(_ request: BatchDeleteRequest) async throws -> BatchResult {
+        try await performBlocking { try self.batchDelete(request) }
+    }
+
+    /// The entity and every entity its relationships reach, directly or not (a cascade may delete rows of
+    /// any of them, and a nullify change their links), each once, walked without recursion.
+    private func relatedEntities(of name: String) throws -> [EntityIndex] {
+        var seen: Set<String> = [name]
+        var order = [name]
+        var next = 0
+        while next < order.count {
+            for relationship in try model.entity(order[next]).relationships
+            where seen.insert(relationship.destination).inserted {
+                order.append(relationship.destination)
+            }
+            next += 1
+        }
+        return try order.map { try index.entity($0) }
+    }
+
+    /// Reads the registered stored objects of an entity again, but those with unsaved writes; those whose rows
+    /// are gone are forgotten.
     private func refreshRegistered(of info: EntityIndex) throws {
         let stale = registeredObjects(entityName: info.name).filter { !$0.hasPendingWrite && !$0.objectID.isTemporary }
         guard !stale.isEmpty else { return }
         let rows = try store.fetch(ids: stale.map(\.objectID))
         _ = try register(rows, of: info, fresh: false)
+        guard rows.count < stale.count else { return }
+        let found = Set(rows.map(\.id))
+        for object in stale where !found.contains(object.objectID) {
+            dropUnique(object)
+            object.isDeletedFlag = true
+            registry[info.name]?[object.objectID] = nil
+        }
     }
 }

@@ -146,6 +146,15 @@ public protocol StoreRefinements: Store {
     ///
     /// - Throws: As ``Store/apply(_:)``.
     @_spi(StoreImplementation) func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult
+
+    /// Deletes every stored row the request's predicate matches, in one transaction, with the entity's delete
+    /// rules (cascade, deny, nullify); the request is valid for the model. A store with a query language
+    /// deletes them in one statement where it can; the default deletes them through a context of its own
+    /// (fetched, deleted with the context's rules, saved).
+    ///
+    /// - Throws: ``CVManagedStructError/constraintViolation(entity:key:message:)`` naming a `deny`
+    ///   relationship that still has related rows; as ``Store/apply(_:)`` otherwise. Nothing is deleted then.
+    @_spi(StoreImplementation) func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult
 }
 
 extension Store {
@@ -262,6 +271,11 @@ extension StoreRefinements {
             let ids = rows.map(\.id).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
             return BatchResult(count: rows.count, objectIDs: request.returnsObjectIDs ? ids : nil)
         }
+    }
+
+    /// Deletes the matching rows through a context of its own, with the context's delete rules.
+    @_spi(StoreImplementation) public func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
+        try request.runThroughContext(on: self)
     }
 
     /// Runs `work` at once on the calling thread: for stores whose calls never block.

@@ -124,7 +124,7 @@ package struct FetchStatements: Sendable {
     /// The join table a relationship of `entity` is kept in, with its column for `entity`'s rows (`near`),
     /// the one for the rows it links to (`far`), and whether those are in position order (the owner's side of
     /// an ordered relationship); `nil` for a relationship kept in a foreign key.
-    private func joinTable(of relationship: Relationship, in entity: Entity)
+    func joinTable(of relationship: Relationship, in entity: Entity)
         -> (table: SQLIdentifier, near: SQLIdentifier, far: SQLIdentifier, byPosition: Bool)?
     {
         let owner = SQLIdentifier(SchemaMapping.ownerColumn)

@@ -20,4 +20,27 @@ extension PostgresStore {
         let ids = outcome.result.versions.keys.sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
     }
+
+    /// A batch delete: in one statement (after one check per `deny` relationship) when the database can apply
+    /// the entity's delete rules (see `FetchStatements.batchDelete(_:entity:)`), through the store's one
+    /// write route; otherwise through a context (the objects fetched, deleted with the context's rules, saved
+    /// in one transaction). A notification lists every row deleted, cascades included; rows whose links a
+    /// nullify cleared are not listed, and their versions stay.
+    ///
+    /// - Throws: ``PostgresStoreError/Code/readOnlyStore`` and the request's validation errors before anything
+    ///   is sent; `CVManagedStructError.constraintViolation` naming a `deny` relationship with related rows
+    ///   left, with nothing deleted; as ``apply(_:)`` otherwise.
+    @_spi(StoreImplementation) public func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
+        try requireWritable()
+        let request = try request.validated(in: model)
+        let entity = try model.entity(request.entityName)
+        guard let deletion = try fetchStatements.batchDelete(request, entity: entity) else {
+            return try request.runThroughContext(on: self)
+        }
+        let outcome = try write { _ in .batchDelete(deletion, entity: entity) }
+        guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
+        let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }
+            .sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+        return BatchResult(count: outcome.batchCount, objectIDs: ids)
+    }
 }

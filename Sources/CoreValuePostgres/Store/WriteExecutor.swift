@@ -17,6 +17,8 @@ enum WriteStrategy {
     /// One statement that writes every row a predicate matches (a batch update), returning `"_pk"` and
     /// `"_version"` of each when `listsRows` (asked for, or for the change notification).
     case batch(SQL, entity: String, listsRows: Bool)
+    /// A batch delete in one statement, after its `deny` checks.
+    case batchDelete(BatchDeletion, entity: Entity)
 }
 
 /// What a transaction wrote, and what its change notification tells other processes.
@@ -69,7 +71,31 @@ struct WriteExecutor {
                 notified.updates.append(ObjectChange(id: id, attributes: AttributeValues()))
             }
             return WriteOutcome(result: result, notified: notified, isStreamed: false, batchCount: written.rowCount)
+        case .batchDelete(let deletion, let entity):
+            return try batchDelete(deletion, entity)
         }
+    }
+
+    /// A batch delete: each `deny` check, then the statement; the rows it deleted, of every entity, are what
+    /// its notification lists.
+    private func batchDelete(_ deletion: BatchDeletion, _ entity: Entity) throws -> WriteOutcome {
+        for check in deletion.denyChecks where try runner.run(check.sql).rowCount > 0 {
+            throw CVManagedStructError.constraintViolation(
+                entity: entity.name, key: check.relationship,
+                message: "delete rule deny: a row the batch matches still has related objects")
+        }
+        let deleted = try runner.run(deletion.delete)
+        var notified = ChangeSet()
+        var count = 0
+        for row in 0..<deleted.rowCount {
+            let ordinal = Int(try deleted.decode(Int64.self, row: row, column: 0))
+            guard ordinal < deletion.entities.count else { continue }
+            if ordinal == 0 { count += 1 }
+            let id = ManagedObjectID.permanent(
+                deletion.entities[ordinal], try deleted.decode(Int64.self, row: row, column: 1))
+            notified.deletes.append(ObjectDeletion(id: id, version: nil))
+        }
+        return WriteOutcome(result: SaveResult(), notified: notified, isStreamed: false, batchCount: count)
     }
 
     /// The parts of a streamed save, pipelined: one round trip for all of them.
