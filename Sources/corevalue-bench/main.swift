@@ -6,6 +6,7 @@ import Foundation
 // corevalue-bench --worker URL W: one concurrent_upsert worker (started by the benchmark itself).
 // corevalue-bench --box N: boxing and an in-memory save only, for profilers.
 // corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed).
+// corevalue-bench --batch URL [ROWS ROUNDS]: aggregates and batch requests beside the same SQL.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -57,6 +58,25 @@ if arguments.first == "--fetch", arguments.count == 4, let n = Int(arguments[2])
 // op=company_reorder and op=company_fetch (profiling).
 if arguments.first == "--company", arguments.count == 3, let r = Int(arguments[2]), r > 0 {
     runMode { try Workload.companyOnly(url: arguments[1], repeats: r) }
+}
+
+// corevalue-bench --batch URL [ROWS ROUNDS]: aggregates, batch update and batch delete over ROWS rows (default
+// 1,000,000, 3 rounds), each beside the same SQL sent directly.
+if arguments.first == "--batch", (2...4).contains(arguments.count) {
+    let numbers = arguments.dropFirst(2).compactMap { Int($0) }
+    let values = numbers + [1_000_000, 3].dropFirst(numbers.count)
+    guard numbers.count == arguments.count - 2, values[0] >= 10, values[1] > 0 else {
+        log("usage: corevalue-bench --batch URL [ROWS ROUNDS]   (ROWS >= 10, ROUNDS > 0)")
+        exit(2)
+    }
+    do {
+        let failures = try BatchBench(url: arguments[1], rows: values[0], rounds: values[1]).run()
+        for failure in failures { log("check failed: \(failure)") }
+        exit(failures.isEmpty ? 0 : 1)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
 }
 
 // corevalue-bench --requests URL [N OPS TASKS POOL]: the request path (WORKLOAD.md, "Request path").

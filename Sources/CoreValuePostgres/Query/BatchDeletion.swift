@@ -9,6 +9,9 @@ struct BatchDeletion {
     var delete: SQL
     /// The entity of each ordinal: the request's first.
     var entities: [String]
+    /// Whether ``delete`` lists the rows; otherwise it is a plain `DELETE` (its row count the answer) or, with
+    /// cascades, returns one row with the count of the entity's rows deleted.
+    var listsRows: Bool
 }
 
 extension FetchStatements {
@@ -23,7 +26,7 @@ extension FetchStatements {
     /// WHERE <linked to doomed> RETURNING ...) SELECT 0, k FROM doomed UNION ALL SELECT 1, k FROM c1 ...`.
     ///
     /// - Throws: The predicate's compilation errors, before any SQL exists.
-    func batchDelete(_ request: BatchDeleteRequest, entity: Entity) throws -> BatchDeletion? {
+    func batchDelete(_ request: BatchDeleteRequest, entity: Entity, listsRows: Bool) throws -> BatchDeletion? {
         let model = mapping.model
         let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
         let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
@@ -70,15 +73,27 @@ extension FetchStatements {
         }
         // A row both denied and cascaded to (or of the entity itself) needs the context's per-row answer.
         guard denied.isDisjoint(with: entities) else { return nil }
-        var delete: SQL = "WITH doomed AS (DELETE FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
+        let table = SQLIdentifier(entity.name, schema: schema)
+        // Nothing to list and nothing to cascade: the plain statement, whose row count is the answer.
+        if !listsRows, cascades.isEmpty {
+            var delete: SQL = "DELETE FROM \(table) AS t"
+            if let condition { delete.append(" WHERE \(condition)") }
+            return BatchDeletion(denyChecks: checks, delete: delete, entities: entities, listsRows: false)
+        }
+        var delete: SQL = "WITH doomed AS (DELETE FROM \(table) AS t"
         if let condition { delete.append(" WHERE \(condition)") }
         delete.append(" RETURNING \(SQL.joined(returned, separator: ", ")))")
         for cascade in cascades { delete.append(", \(cascade)") }
+        // Every data-modifying WITH query runs to completion whether the main query reads it or not.
+        guard listsRows else {
+            delete.append(" SELECT count(*) FROM doomed")
+            return BatchDeletion(denyChecks: checks, delete: delete, entities: entities, listsRows: false)
+        }
         delete.append(" SELECT 0::bigint, k FROM doomed")
         for (ordinal, cascade) in cascadeNames(entity).enumerated() {
             delete.append(" UNION ALL SELECT \(SQL(unsafeRaw: String(ordinal + 1)))::bigint, k FROM \(cascade)")
         }
-        return BatchDeletion(denyChecks: checks, delete: delete, entities: entities)
+        return BatchDeletion(denyChecks: checks, delete: delete, entities: entities, listsRows: true)
     }
 
     /// The names of the cascade queries, in the entity's relationship order.

@@ -34,7 +34,8 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
-        guard let deletion = try fetchStatements.batchDelete(request, entity: entity) else {
+        let listsRows = request.returnsObjectIDs || notificationChannel != nil
+        guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
             return try request.runThroughContext(on: self)
         }
         let outcome = try write { _ in .batchDelete(deletion, entity: entity) }

@@ -85,6 +85,11 @@ struct WriteExecutor {
                 message: "delete rule deny: a row the batch matches still has related objects")
         }
         let deleted = try runner.run(deletion.delete)
+        guard deletion.listsRows else {
+            let count =
+                deleted.rowCount == 1 ? Int(try deleted.decode(Int64.self, row: 0, column: 0)) : deleted.affectedRows
+            return WriteOutcome(result: SaveResult(), notified: ChangeSet(), isStreamed: false, batchCount: count)
+        }
         var notified = ChangeSet()
         var count = 0
         for row in 0..<deleted.rowCount {
