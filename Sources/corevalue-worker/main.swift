@@ -5,6 +5,7 @@ import Foundation
 
 // corevalue-worker URL SCHEMA INDEX ROUNDS COUNT [shuffled]
 // corevalue-worker ephemeral
+// corevalue-worker merge URL SCHEMA POLICY NAME
 //
 // One process of the multi-process tests: opens its own PostgresStore on SCHEMA (the example model), builds
 // ROUNDS batches of COUNT unique Product structs (ids 1...COUNT, price = id + 100 * round + INDEX), prints
@@ -37,6 +38,36 @@ if arguments == ["ephemeral"] {
         emit(
             "ephemeral \(read.name) \(read.employees.map(\.name).joined(separator: ",")) "
                 + "\(company.objectID == nil && read.objectID == nil ? "nil" : "set")")
+        exit(0)
+    } catch {
+        emit("error \(error)")
+        exit(1)
+    }
+}
+
+// corevalue-worker merge URL SCHEMA POLICY NAME: reads the employee named NAME into a context with the merge
+// policy POLICY (a `MergePolicy` raw value) and prints `read`; on a `go` line it sets `department` to
+// "Support" and `job` to "buyer", saves, and prints `saved <age> <department> <job>` (the struct after the
+// save) or `error <description>`.
+if arguments.first == "merge", arguments.count == 5, let policy = MergePolicy(rawValue: arguments[3]) {
+    do {
+        let store = try PostgresStore(
+            model: ExampleModel.make(),
+            configuration: try .init(url: arguments[1], schema: arguments[2]).with { $0.poolSize = 1 })
+        defer { store.close() }
+        let context = ManagedObjectContext(store: store)
+        context.mergePolicy = policy
+        let found: [Employee] = try Employee.query(context, predicate: .key("name") == arguments[4])
+        guard var employee = found.first else {
+            emit("error no employee named \(arguments[4])")
+            exit(1)
+        }
+        emit("read")
+        guard readLine() == "go" else { exit(1) }
+        employee.department = "Support"
+        employee.job = "buyer"
+        try employee.save(context)
+        emit("saved \(employee.age) \(employee.department) \(employee.job)")
         exit(0)
     } catch {
         emit("error \(error)")

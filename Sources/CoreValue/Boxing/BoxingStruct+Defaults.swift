@@ -79,6 +79,12 @@ extension BoxingPersistentStruct {
             return (object, boxed[ObjectIdentifier(object)])
         }
         adoptSaved(object, boxed: boxed)
+        // A merge policy changed what was stored: the struct takes the stored values.
+        if !context.mergedObjects.isEmpty, let unboxing = Self.self as? any UnboxingStruct.Type,
+            let merged = try? unboxing.fromObject(object) as? Self
+        {
+            self = merged
+        }
         return object
     }
 

@@ -8,10 +8,32 @@ extension ManagedObjectContext {
     /// nothing is changed in the store and every change stays pending, so the caller may fix and retry, or
     /// ``rollback()``.
     ///
+    /// With a ``mergePolicy`` other than ``MergePolicy/error``, a version conflict is not thrown at once: the
+    /// stored rows of the objects checked are read (one statement per entity), those another writer moved on
+    /// are merged per the policy, property by property, and the save runs again against the new versions, up
+    /// to five times. A merged object holds the merged values afterwards (and keeps them pending if the save
+    /// still fails). A row another writer deleted is still a conflict.
+    ///
     /// - Throws: ``CVManagedStructError/missingValue(entity:key:)`` for a required attribute without a value
     ///   (found by the store before it writes anything), ``CVManagedStructError/conflict(entity:message:)`` when another context
     ///   changed or deleted a row since it was read, or the store's error.
     public func save() throws {
+        mergedObjects = []
+        var attempt = 1
+        while true {
+            do {
+                return try saveOnce()
+            } catch let error as CVManagedStructError
+                where error.code == .conflict && mergePolicy != .error && attempt < Self.maximumMergeAttempts
+            {
+                attempt += 1
+                guard try mergeConflicts() else { throw error }
+            }
+        }
+    }
+
+    /// One attempt of ``save()-6ko1p``: the pending changes as one change set.
+    private func saveOnce() throws {
         let inserted = insertedObjects
         // Stored objects a unique struct wrote are saved even when no value changed (`hasPendingWrite`).
         let changed = changedList.filter { !$0.isDeletedFlag && !$0.isInsertedFlag && $0.hasPendingWrite }

@@ -77,6 +77,12 @@ public final class ManagedObjectContext {
     var missingIDs: Set<ManagedObjectID> = []
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
+    /// What a save does when another writer changed a row since this context read it (``MergePolicy``);
+    /// ``MergePolicy/error`` (throw ``CVManagedStructError/Code/conflict``) by default.
+    public var mergePolicy: MergePolicy = .error
+    /// The objects the last save merged with their stored rows (``mergePolicy``): a struct saved with one of
+    /// them takes the merged values.
+    var mergedObjects: Set<ObjectIdentifier> = []
     /// The struct type a unique struct's `save` is boxing (see ``BoxingUniqueStruct/defaultSave(_:)``): the
     /// first boxing of that type takes it (and clears it), and may upsert blindly, as the save follows at once.
     var typeBoxedForSave: ObjectIdentifier?
