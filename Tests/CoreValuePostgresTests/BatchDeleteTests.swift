@@ -35,6 +35,12 @@ import Testing
                 Attribute("name", .string)
                 Relationship("notes", to: "Note", .unorderedToMany, inverse: "tags")
             }
+            // A tree: deleting a topic deletes its subtopics, at any depth.
+            Entity("Topic") {
+                Attribute("name", .string)
+                Relationship("children", to: "Topic", .unorderedToMany, inverse: "parent", deleteRule: .cascade)
+                Relationship("parent", to: "Topic", inverse: "children")
+            }
         }
     }
 
@@ -111,7 +117,24 @@ import Testing
             BatchDeleteRequest(entityName: "User", predicate: .key("name") == "bob"))
         #expect(bobs == BatchResult(count: 2))
 
-        // Projects cascade to folders that cascade again: deleted through a context, rules all the way down.
+        // A tree of topics (a cascade back to its own entity): deleted through a context, at every depth.
+        let topics = ManagedObjectContext(store: store)
+        var parent: ManagedObject?
+        for depth in 0..<4 {
+            let topic = try topics.insert(entityName: "Topic")
+            try topic.setValue(.string(depth == 0 ? "root" : "level \(depth)"), forKey: "name")
+            try topic.setObject(parent, forKey: "parent")
+            parent = topic
+        }
+        let other = try topics.insert(entityName: "Topic")
+        try other.setValue(.string("other"), forKey: "name")
+        try topics.save()
+        let tree = try ManagedObjectContext(store: store).batchDelete(
+            BatchDeleteRequest(entityName: "Topic", predicate: .key("name") == "root"))
+        #expect(tree == BatchResult(count: 1))
+        #expect(try names(store, "Topic", "name") == ["other"])
+
+        // Projects cascade to folders that cascade again: the database follows both levels.
         let projects = try ManagedObjectContext(store: store).batchDelete(BatchDeleteRequest(entityName: "Project"))
         #expect(projects == BatchResult(count: 2))
         #expect(try count(store, "Folder") == 0)
@@ -145,6 +168,13 @@ import Testing
             let cost = schema.store.statistics.since(before)
             // The DELETE (BEGIN and COMMIT go with it and are not counted).
             #expect(cost.statements == 1)
+            // Two levels of cascades (project, folders, notes) in one statement too, asked for the IDs.
+            let start = schema.store.statistics
+            let projects = try await ManagedObjectContext(store: schema.store).batchDelete(
+                BatchDeleteRequest(entityName: "Project", returnsObjectIDs: true))
+            #expect(projects.count == 1 && projects.objectIDs?.count == 1)
+            #expect(schema.store.statistics.since(start).statements == 1)
+            #expect(try Self.count(schema.store, "Note") == 0)
         }
     }
 }

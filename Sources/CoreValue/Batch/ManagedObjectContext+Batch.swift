@@ -33,10 +33,11 @@ extension ManagedObjectContext {
     /// Deletes every stored object a predicate matches, with the entity's delete rules, without fetching them
     /// into this context (Core Data's batch delete request).
     ///
-    /// On PostgreSQL one statement deletes the rows, and the rows their `cascade` relationships reach when
-    /// those rows' own relationships only nullify; a `deny` relationship is checked first, in the same
-    /// transaction. Deeper cascades (and ``MemoryStore``) go through a context of the store's own: the objects
-    /// fetched, deleted with the rules, saved in one transaction. The context's unsaved changes are neither
+    /// On PostgreSQL one statement deletes the rows and the rows their `cascade` relationships reach, at any
+    /// depth, as long as each entity is reached once; every `deny` relationship of a row deleted is checked
+    /// first, in the same transaction. Cascades that come back to an entity (a tree of one entity) and
+    /// ``MemoryStore`` go through a context of the store's own: the objects fetched, deleted with the rules,
+    /// saved in one transaction. The context's unsaved changes are neither
     /// written nor matched. Afterwards this context reads its registered objects of the entity, and of every
     /// entity related to it, again: those whose rows are gone are forgotten (marked deleted and unregistered),
     /// the others take the rows' current values and links; objects with unsaved changes keep them.

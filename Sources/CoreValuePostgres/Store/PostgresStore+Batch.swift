@@ -22,7 +22,7 @@ extension PostgresStore {
     }
 
     /// A batch delete: in one statement (after one check per `deny` relationship) when the database can apply
-    /// the entity's delete rules (see `FetchStatements.batchDelete(_:entity:)`), through the store's one
+    /// the entity's delete rules (see `FetchStatements.batchDelete(_:entity:listsRows:)`), through the store's one
     /// write route; otherwise through a context (the objects fetched, deleted with the context's rules, saved
     /// in one transaction). A notification lists every row deleted, cascades included; rows whose links a
     /// nullify cleared are not listed, and their versions stay.

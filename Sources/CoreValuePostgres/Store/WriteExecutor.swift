@@ -81,7 +81,7 @@ struct WriteExecutor {
     private func batchDelete(_ deletion: BatchDeletion, _ entity: Entity) throws -> WriteOutcome {
         for check in deletion.denyChecks where try runner.run(check.sql).rowCount > 0 {
             throw CVManagedStructError.constraintViolation(
-                entity: entity.name, key: check.relationship,
+                entity: check.entity, key: check.relationship,
                 message: "delete rule deny: a row the batch matches still has related objects")
         }
         let deleted = try runner.run(deletion.delete)
