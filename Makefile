@@ -29,6 +29,7 @@ run: deps
 # Every test, then the behaviour suite once more with boxing through Mirror only (the key-path fast path
 # off: COREVALUE_REFLECTION=mirror), so that the fallback is tested on both stores too.
 MIRROR_SUITE = memoryStoreBehaviour|postgresStoreBehaviour
+# Beside it, a server that takes only TLS and SCRAM passwords (scripts/tls-up.sh) for the TLS tests.
 # A user's package (path dependency on this one) whose `swift test` starts its own server: run with no
 # DATABASE_URL, and it must leave no server directory behind.
 EXAMPLE_PACKAGE := Examples/IntegrationTests
@@ -37,7 +38,9 @@ test: deps
 	$(SWIFT) build --build-tests
 	@status=0; \
 	if [[ -n "$${TEST_DATABASE_URL:-}" ]]; then url="$$TEST_DATABASE_URL"; else url=$$(scripts/db-up.sh) || exit 1; fi; \
+	tls=$$(scripts/tls-up.sh) || exit 1; source "$$tls/env"; \
 	DATABASE_URL="$$url" $(SWIFT) test --skip-build || status=$$?; \
+	scripts/tls-down.sh; unset COREVALUE_TLS_URL COREVALUE_TLS_DIR; \
 	COREVALUE_REFLECTION=mirror DATABASE_URL="$$url" $(SWIFT) test --skip-build --filter '$(MIRROR_SUITE)' \
 		|| status=$$?; \
 	if [[ -z "$${TEST_DATABASE_URL:-}" ]]; then scripts/db-down.sh; fi; \

@@ -2,6 +2,7 @@
 # install-deps.sh: install what building and testing need, if it is missing (Debian/Ubuntu, apt-get).
 #   libpq-dev + pkg-config  to build the CLibPQ module
 #   postgresql              server binaries for the throwaway test cluster (scripts/db-up.sh)
+#   openssl                 certificates for the TLS test cluster (scripts/tls-up.sh)
 #   pgbouncer               only with the argument `ha`: the pooler of the multi-server setup (scripts/ha-up.sh)
 # usage: scripts/install-deps.sh [ha]
 # Does nothing when everything is present. Needs root (or sudo) only when something must be installed.
@@ -21,6 +22,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
     missing+=(postgresql)
 fi
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if (( ha )) && ! command -v pgbouncer >/dev/null 2>&1 && [[ ! -x /usr/sbin/pgbouncer ]]; then
     missing+=(pgbouncer)
 fi

@@ -14,7 +14,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
             case migrationNeedsReview, serverUnavailable, changesMayHaveBeenMissed
-            case serverError, driverError, commitOutcomeUnknown
+            case serverError, driverError, commitOutcomeUnknown, loginRefused
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -64,6 +64,11 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// not have committed, so the store does not repeat it. Read the rows to find out.
         /// ``PostgresStoreError/underlying`` is the driver's `LibPQError`.
         public static let commitOutcomeUnknown = Code(.commitOutcomeUnknown)
+        /// The server refused the login: an untrusted certificate, a certificate for another host, TLS required
+        /// or unavailable, a wrong password, no channel binding, no `pg_hba.conf` rule.
+        /// ``PostgresStoreError/loginRefusal`` says which; ``PostgresStoreError/underlying`` is the driver's
+        /// `LibPQError`. The message never holds the password.
+        public static let loginRefused = Code(.loginRefused)
         /// A ``ChangeListener`` lost its connection and listens again on a new one; changes committed in
         /// between were not heard, so reload what you cache.
         public static let changesMayHaveBeenMissed = Code(.changesMayHaveBeenMissed)
@@ -85,6 +90,11 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
 
     /// The server's error behind this one, if any.
     public var databaseError: DatabaseError? { underlying as? DatabaseError }
+    /// For ``Code/loginRefused``: why the server refused the login.
+    public var loginRefusal: LoginRefusal? {
+        guard let error = underlying as? LibPQError, error.code == .connectionFailed else { return nil }
+        return LoginRefusal(message: error.message)
+    }
     /// The SQLSTATE of the server's error behind this one (`.uniqueViolation`, `.queryCanceled`, ...), if any.
     public var sqlState: SQLState? { databaseError?.sqlState }
 
@@ -127,6 +137,9 @@ extension PostgresStoreError {
             return PostgresStoreError(.serverError, error.description, underlying: error)
         case let error as PipelineError:
             return PostgresStoreError(.serverError, error.error.description, underlying: error.error)
+        case let error as LibPQError
+        where error.code == .connectionFailed && LoginRefusal(message: error.message) != nil:
+            return PostgresStoreError(.loginRefused, error.message, underlying: error)
         case let error as LibPQError where error.code == .commitOutcomeUnknown:
             return PostgresStoreError(.commitOutcomeUnknown, error.message, underlying: error)
         case let error as LibPQError:
