@@ -52,14 +52,28 @@ import Testing
     }
 
     @Test func aFetchsServerErrorArrivesWrapped() throws {
-        let sessions = ScriptedSessions { _ in throw DatabaseError.scripted("42501", "permission denied") }
+        let sessions = ScriptedSessions { _ in throw DatabaseError.scripted("42P01", "relation does not exist") }
         let store = try ScriptedFailureTests.store(sessions)
         let thrown = try #require(throws: PostgresStoreError.self) {
             let _: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: .key("id") == Int32(1))
         }
         #expect(thrown.code == .serverError)
-        #expect(thrown.sqlState?.rawValue == "42501")
+        #expect(thrown.sqlState?.rawValue == "42P01")
         #expect("\(thrown)".hasPrefix("serverError: "))
+    }
+
+    /// A missing right (42501) is `permissionDenied`, naming the right the statement needed and the object.
+    @Test func aMissingRightIsNamed() throws {
+        let sessions = ScriptedSessions { _ in
+            throw DatabaseError.scripted("42501", "permission denied for table Product")
+        }
+        let store = try ScriptedFailureTests.store(sessions)
+        let thrown = try #require(throws: PostgresStoreError.self) {
+            let _: [Product] = try Product.query(ManagedObjectContext(store: store), predicate: .key("id") == Int32(1))
+        }
+        #expect(thrown.code == .permissionDenied)
+        #expect(thrown.sqlState == .insufficientPrivilege)
+        #expect(thrown.message.contains("table Product"), "\(thrown)")
     }
 
     @Test func sqlStatePatternsMatchTheWrappedServerError() throws {

@@ -14,7 +14,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
             case migrationNeedsReview, serverUnavailable, changesMayHaveBeenMissed
-            case serverError, driverError, commitOutcomeUnknown, loginRefused
+            case serverError, driverError, commitOutcomeUnknown, loginRefused, permissionDenied
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -69,6 +69,11 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// ``PostgresStoreError/loginRefusal`` says which; ``PostgresStoreError/underlying`` is the driver's
         /// `LibPQError`. The message never holds the password.
         public static let loginRefused = Code(.loginRefused)
+        /// The role lacks a privilege (the server's 42501): the message names the right (`INSERT`, `UPDATE`,
+        /// `DELETE`, `SELECT`, `USAGE`, `CREATE`) and the object; ``PostgresStoreError/underlying`` is the
+        /// server's `DatabaseError`. Nothing was committed. The Security article lists the rights each part
+        /// needs.
+        public static let permissionDenied = Code(.permissionDenied)
         /// A ``ChangeListener`` lost its connection and listens again on a new one; changes committed in
         /// between were not heard, so reload what you cache.
         public static let changesMayHaveBeenMissed = Code(.changesMayHaveBeenMissed)
@@ -133,8 +138,12 @@ extension PostgresStoreError {
     /// it is.
     static func wrapping(_ error: any Error) -> any Error {
         switch error {
+        case let error as DatabaseError where error.sqlState == .insufficientPrivilege:
+            return permissionDenied(error)
         case let error as DatabaseError:
             return PostgresStoreError(.serverError, error.description, underlying: error)
+        case let error as PipelineError where error.error.sqlState == .insufficientPrivilege:
+            return permissionDenied(error.error)
         case let error as PipelineError:
             return PostgresStoreError(.serverError, error.error.description, underlying: error.error)
         case let error as LibPQError
@@ -147,5 +156,35 @@ extension PostgresStoreError {
         default:
             return error
         }
+    }
+}
+
+extension PostgresStoreError {
+    /// A 42501 as ``Code/permissionDenied``, naming the right the statement needed and the object: the server
+    /// names only the object ("permission denied for table Employee"); the right is the statement's (`USAGE`
+    /// for a schema or a sequence).
+    static func permissionDenied(_ error: DatabaseError) -> PostgresStoreError {
+        let object = error.message.range(of: "permission denied for ").map { String(error.message[$0.upperBound...]) }
+        let right =
+            object.map { $0.hasPrefix("schema") || $0.hasPrefix("sequence") } == true
+            ? "USAGE" : neededRight(error.sql ?? "")
+        return PostgresStoreError(
+            .permissionDenied,
+            "the role lacks \(right) on \(object ?? "an object the statement uses") (42501: \(error.message))",
+            underlying: error)
+    }
+
+    /// The right a statement needs on its table, from its first command word (`COPY ... FROM` inserts; an
+    /// upsert needs `UPDATE` as well).
+    private static func neededRight(_ sql: String) -> String {
+        let words = sql.uppercased().split { !$0.isLetter }
+        for word in words {
+            switch word {
+            case "INSERT", "COPY": return sql.uppercased().contains("ON CONFLICT") ? "INSERT and UPDATE" : "INSERT"
+            case "UPDATE", "DELETE", "SELECT", "CREATE", "ALTER", "DROP", "TRUNCATE": return String(word)
+            default: continue
+            }
+        }
+        return "a privilege"
     }
 }

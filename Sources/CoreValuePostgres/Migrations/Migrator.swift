@@ -41,8 +41,13 @@ public struct Migrator: Sendable {
     /// - Throws: ``PostgresStoreError/Code/migrationChanged`` naming an applied file whose checksum changed,
     ///   ``PostgresStoreError/Code/migrationOutOfOrder`` naming a pending file older than an applied one
     ///   (either way that file and the ones after it are not applied); `DatabaseError` from a failing file
-    ///   (that file is rolled back, the files before it stay applied); connection errors.
+    ///   (that file is rolled back, the files before it stay applied), or ``PostgresStoreError/Code/permissionDenied``
+    ///   when the role lacks a right; connection errors.
     public func migrate(_ migrations: [Migration]) throws -> [Migration] {
+        try namingMissingRights { try migrateFiles(migrations) }
+    }
+
+    private func migrateFiles(_ migrations: [Migration]) throws -> [Migration] {
         let connection = try Connection(configuration)
         defer { connection.close() }
         let ordered = migrations.sorted { $0.version < $1.version }
@@ -78,9 +83,24 @@ public struct Migrator: Sendable {
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL can't hold,
     ///   ``PostgresStoreError/Code/migrationNeedsReview`` listing destructive steps (then nothing is applied),
-    ///   connection and server errors (then nothing is applied either).
+    ///   ``PostgresStoreError/Code/permissionDenied`` when the role lacks a right, connection and server errors
+    ///   (then nothing is applied either).
     @discardableResult
     public func migrate(model: ManagedObjectModel) throws -> SchemaDiff {
+        try namingMissingRights { try migrateModel(model) }
+    }
+
+    /// A role without a right the migration needs (an application role, say) gets
+    /// ``PostgresStoreError/Code/permissionDenied`` naming the right and the object, not the bare 42501.
+    private func namingMissingRights<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.sqlState == .insufficientPrivilege {
+            throw PostgresStoreError.permissionDenied(error)
+        }
+    }
+
+    private func migrateModel(_ model: ManagedObjectModel) throws -> SchemaDiff {
         let mapping = SchemaMapping(model: model)
         try mapping.validate()
         let connection = try Connection(configuration)

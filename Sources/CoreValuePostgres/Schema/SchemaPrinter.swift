@@ -32,6 +32,26 @@ public struct SchemaPrinter: Sendable {
         return statements.joined(separator: "\n\n") + "\n"
     }
 
+    /// The `GRANT`s an application role needs to use the model's tables, and nothing else: `USAGE` on the
+    /// schema, `SELECT, INSERT, UPDATE, DELETE` on each table (join tables included), and `USAGE` on the
+    /// schema's sequences (the bulk `COPY` path reserves keys from the tables' identity sequences). With
+    /// `readOnly`, `USAGE` on the schema and `SELECT` on each table (a read-only store, a standby). Locks,
+    /// `LISTEN` and `NOTIFY` need no right. Run them as the owner (the role that migrates); the application
+    /// role cannot create, alter or drop anything. ``schema`` should be set: without it the schema grants are
+    /// left out and table names are unqualified (the search path's).
+    public func grants(to role: String, readOnly: Bool = false) -> String {
+        let grantee = SQLIdentifier(role).quoted
+        let tables = mapping.tables.map { name($0.name) }.joined(separator: ", ")
+        var statements: [String] = []
+        if let schema { statements.append("GRANT USAGE ON SCHEMA \(SQLIdentifier(schema).quoted) TO \(grantee);") }
+        statements.append(
+            "GRANT \(readOnly ? "SELECT" : "SELECT, INSERT, UPDATE, DELETE") ON TABLE \(tables) TO \(grantee);")
+        if !readOnly, let schema {
+            statements.append("GRANT USAGE ON ALL SEQUENCES IN SCHEMA \(SQLIdentifier(schema).quoted) TO \(grantee);")
+        }
+        return statements.joined(separator: "\n") + "\n"
+    }
+
     /// `ALTER TABLE ... ADD FOREIGN KEY (...) REFERENCES ... ("_pk") ON DELETE ...;`
     package func addForeignKey(_ key: ForeignKeyDefinition, to table: String) -> String {
         "ALTER TABLE \(name(table)) ADD FOREIGN KEY (\(SQLIdentifier.quote(key.column))) "

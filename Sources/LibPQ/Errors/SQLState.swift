@@ -69,6 +69,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let characterNotInRepertoire = SQLState(rawValue: "22021")
     /// 55P03: a lock could not be obtained (`NOWAIT`, `lock_timeout`).
     public static let lockNotAvailable = SQLState(rawValue: "55P03")
+    /// 42501: the role lacks a privilege the statement needs.
+    public static let insufficientPrivilege = SQLState(rawValue: "42501")
     /// 25006: a write was attempted in a read-only transaction.
     public static let readOnlySQLTransaction = SQLState(rawValue: "25006")
     /// 25P02: the transaction already failed; commands are ignored until its end.
