@@ -65,13 +65,15 @@ status=0
 # connection, the pool whose every backend is terminated: behind pgbouncer a backend serves other clients
 # too, and keeps the application_name of an earlier one, so those kills hit other tests) and LISTEN (ChangeNotificationTests; HighAvailabilityTests hears a
 # store behind pgbouncer through its direct listenConnection). The driver's own tests (LibPQTests) test
-# session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections.
+# session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections. TLSTests
+# need the TLS-only server that `make test` starts for them, and LeastPrivilegeTests log in as roles they
+# create, which pgbouncer's user list does not know: both run in `make test`.
 # The example-model stores go without prepared statements (as Scaling.md advises for pgbouncer 1.18); the
 # behaviour suite's stores keep the default, whose connections turn their caches off by themselves.
 export CV_TEST_STATEMENT_CACHE=0
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated' \
+    'HighAvailabilityTests|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests' \
     || status=1
 unset CV_TEST_STATEMENT_CACHE
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1
