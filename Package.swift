@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "CoreValuePostgres", targets: ["CoreValuePostgres"]),
         // Isolated, migrated schemas for users' own integration tests (Swift Testing or XCTest).
         .library(name: "CoreValueTesting", targets: ["CoreValueTesting"]),
+        // Core Data models as Xcode writes them (.xcdatamodeld), read into a ManagedObjectModel.
+        .library(name: "CoreValueXcodeModel", targets: ["CoreValueXcodeModel"]),
         .executable(name: "corevalue", targets: ["corevalue"]),
     ],
     dependencies: [],
@@ -28,6 +30,9 @@ let package = Package(
         .target(name: "CoreValuePostgres", dependencies: ["CoreValue", "LibPQ"]),
         // A schema per test on the server in DATABASE_URL, migrated and dropped afterwards.
         .target(name: "CoreValueTesting", dependencies: ["CoreValue", "CoreValuePostgres", "LibPQ"]),
+        // Reads .xcdatamodeld bundles with Foundation's XMLParser (FoundationXML on Linux, which links libxml2):
+        // a module of its own so that applications declaring their model in Swift do not link it.
+        .target(name: "CoreValueXcodeModel", dependencies: ["CoreValue"]),
         // The example model shared by the demo, the benchmark and the tests. Not a product.
         .target(name: "CoreValueExamples", dependencies: ["CoreValue"]),
         .executableTarget(
@@ -43,7 +48,7 @@ let package = Package(
             name: "corevalue-worker",
             dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples"]
         ),
-        .testTarget(name: "CoreValueTests", dependencies: ["CoreValue", "CoreValueExamples"]),
+        .testTarget(name: "CoreValueTests", dependencies: ["CoreValue", "CoreValueExamples", "CoreValueXcodeModel"]),
         .testTarget(name: "LibPQTests", dependencies: ["LibPQ", "CoreValueTesting"]),
         .testTarget(
             name: "CoreValuePostgresTests",
