@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "CoreValueExamples", dependencies: ["CoreValue"]),
         .executableTarget(
             name: "corevalue",
-            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "LibPQ"]
+            dependencies: ["CoreValue", "CoreValuePostgres", "CoreValueExamples", "CoreValueXcodeModel", "LibPQ"]
         ),
         .executableTarget(
             name: "corevalue-bench",

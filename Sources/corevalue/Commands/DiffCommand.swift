@@ -1,0 +1,26 @@
+import CoreValuePostgres
+
+/// `corevalue diff [--model PATH] [--url URL] [--schema S]`: prints the migration that brings a database's
+/// schema to a model.
+enum DiffCommand: Command {
+    static let name = "diff"
+    static let summary = "print the migration that brings the database to a model"
+    static let usage = """
+        usage: corevalue diff [--model PATH [--version V]] [--url URL] [--schema S]
+
+        Compares the database's schema with the model and prints the next migration file: the statements
+        that bring it to the model, then the destructive steps (dropping a column, a narrowing type change)
+        as comments to review. Prints nothing when they match. Changes nothing.
+
+        \(ModelOption.usage)
+        Without --url the DATABASE_URL environment variable is used.
+        """
+
+    static func run(_ arguments: ParsedArguments) throws {
+        try arguments.checkKnown(ModelOption.names.union(["url", "schema"]))
+        let model = try ModelOption.model(arguments)
+        let migrator = try Migrator(url: try arguments.databaseURL(), schema: arguments.value("schema"))
+        let diff = try migrator.diff(model: model)
+        if !diff.isEmpty { print(diff.migrationText, terminator: "") }
+    }
+}
