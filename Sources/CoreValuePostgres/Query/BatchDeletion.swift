@@ -39,7 +39,7 @@ extension FetchStatements {
     ///
     /// - Throws: The predicate's compilation errors, before any SQL exists.
     func batchDelete(_ request: BatchDeleteRequest, entity: Entity, listsRows: Bool) throws -> BatchDeletion? {
-        let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        let compiler = self.compiler(for: entity)
         let condition = try request.predicate.map { try compiler.compile($0) }
         guard let (nodes, denied) = try cascadeTree(from: entity) else { return nil }
         let entities = nodes.map(\.entity.name)

@@ -21,7 +21,7 @@ extension FetchStatements {
         var sql: SQL =
             "UPDATE \(SQLIdentifier(entity.name, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", "))"
         if let predicate = request.predicate {
-            let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+            let compiler = self.compiler(for: entity)
             sql.append(" WHERE \(try compiler.compile(predicate))")
         }
         if returning { sql.append(" RETURNING t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn)), t.\(version)") }

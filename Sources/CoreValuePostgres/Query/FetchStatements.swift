@@ -16,6 +16,15 @@ package struct FetchStatements: Sendable {
     private var selects: [String: SQL] = [:]
     /// Reads that compare one attribute, built so far (``oneComparison(_:_:)``).
     private let comparisons = StatementTemplates<ComparisonShape>()
+    /// The collation of case-insensitive matches, as the store found it on the server.
+    package let caseCollation = CaseCollation()
+
+    /// A compiler of predicates on `entity`'s table as `t`, with the server's case collation.
+    func compiler(for entity: Entity) -> PredicateCompiler {
+        var compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        compiler.caseCollation = caseCollation.name
+        return compiler
+    }
 
     /// Creates a builder.
     package init(mapping: SchemaMapping, schema: String?) {
@@ -39,7 +48,7 @@ package struct FetchStatements: Sendable {
     package func rows(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
         if let sql = try oneComparison(request, entity) { return sql }
-        let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        let compiler = self.compiler(for: entity)
         var sql = selects[entity.name] ?? select(entity)
         try appendFilter(request, compiler, to: &sql, ordered: !request.sortDescriptors.isEmpty)
         return sql
@@ -66,7 +75,7 @@ package struct FetchStatements: Sendable {
         let shape = ComparisonShape(entity: entity.name, key: key, comparison: comparison)
         if let sql = comparisons.statement(for: shape, binding: [.scalar(attribute.type, operand)]) { return sql }
         return try comparisons.keep(shape) {
-            let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+            let compiler = self.compiler(for: entity)
             var sql = selects[entity.name] ?? select(entity)
             sql.append(" WHERE \(try compiler.compile(predicate))")
             return sql
@@ -89,7 +98,7 @@ package struct FetchStatements: Sendable {
     /// The statement that counts the rows a request matches, its window applied.
     package func count(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
-        let compiler = PredicateCompiler(mapping: mapping, entity: entity, alias: "t", schema: schema)
+        let compiler = self.compiler(for: entity)
         var inner: SQL = "SELECT 1 FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
         // A window counts the rows it keeps, so the order matters only with one.
         try appendFilter(request, compiler, to: &inner, ordered: false)

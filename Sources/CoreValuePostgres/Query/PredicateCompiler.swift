@@ -4,9 +4,10 @@
 ///
 /// Every key must name an attribute (or, for `isNull` and equality with a key, a to-one relationship);
 /// every operand is bound, coerced to the column's type. String matches escape `%`, `_` and `\` in their
-/// operand; case-insensitive ones use `ILIKE` under the ICU root collation `und-x-icu` (text columns are
-/// `COLLATE "C"`, whose case folding is ASCII only; the database's default collation folds by its locale),
-/// which lower-cases exactly as ``CaseFolding`` does in memory.
+/// operand; case-insensitive ones use `ILIKE` under the ICU root collation `und-x-icu`, or PostgreSQL 18's
+/// builtin `pg_unicode_fast` on a server without ICU (text columns are `COLLATE "C"`, whose case folding is
+/// ASCII only; the database's default collation folds by its locale), which lower-case exactly as
+/// ``CaseFolding`` does in memory.
 struct PredicateCompiler {
     let mapping: SchemaMapping
     let entity: Entity
@@ -14,6 +15,9 @@ struct PredicateCompiler {
     let alias: String
     /// The schema of the tables, for subqueries.
     let schema: String?
+    /// The collation case-insensitive matches lower-case under: the ICU root collation `und-x-icu`, or on a
+    /// server built without ICU, PostgreSQL 18's builtin `pg_unicode_fast` (see ``ServerCaseMapping``).
+    var caseCollation = ServerCaseMapping.icuCollation
 
     /// The condition, e.g. `t."age" > $1`.
     ///
@@ -90,10 +94,10 @@ struct PredicateCompiler {
             }
             guard caseInsensitive else { return "\(column(key)) LIKE \(bind: .text(pattern))" }
             // Text columns are COLLATE "C" (byte order), whose case folding is ASCII only, and the database's
-            // default collation folds by its own locale (libc's towlower, say). Name the ICU root collation:
-            // full Unicode lower-casing of the server's ICU's Unicode version (`PostgresStore.caseMappingVersion`),
-            // what `CaseFolding` does in memory with that version.
-            return "\(column(key)) COLLATE \"und-x-icu\" ILIKE \(bind: .text(pattern))"
+            // default collation folds by its own locale (libc's towlower, say). Name the ICU root collation (or
+            // the builtin one with the same mapping): full Unicode lower-casing of the server's Unicode version
+            // (`PostgresStore.caseMappingVersion`), what `CaseFolding` does in memory with that version.
+            return "\(column(key)) COLLATE \(SQLIdentifier(caseCollation)) ILIKE \(bind: .text(pattern))"
         }
     }
 
@@ -159,7 +163,8 @@ struct PredicateCompiler {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: key)
         }
         let destination = try mapping.model.entity(relationship.destination)
-        let child = PredicateCompiler(mapping: mapping, entity: destination, alias: alias + "r", schema: schema)
+        var child = PredicateCompiler(mapping: mapping, entity: destination, alias: alias + "r", schema: schema)
+        child.caseCollation = caseCollation
         let target = SQLIdentifier(destination.name, schema: schema)
         let join = SQL(unsafeRaw: alias + "j")
         let condition = try child.compile(inner)

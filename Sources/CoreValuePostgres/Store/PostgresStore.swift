@@ -98,7 +98,9 @@ public final class PostgresStore: StoreRefinements {
         // Not `try?`, which would flatten "could not ask" and "asked, no answer" into one `nil`.
         let answer: Unicode.Version?
         do {
-            answer = try pool.withConnection { try ServerCaseMapping.read(on: $0) }
+            answer = try pool.withConnection {
+                try ServerCaseMapping.read(on: $0, keepingCollationIn: fetchStatements.caseCollation)
+            }
         } catch {
             return MemoryStore.defaultCaseMappingVersion
         }
@@ -187,7 +189,8 @@ public final class PostgresStore: StoreRefinements {
             try pool.withConnection { connection in
                 try SchemaVerifier(mapping: mapping, schema: schema).verify(on: connection)
                 do {
-                    let answer = try ServerCaseMapping.read(on: connection)
+                    let answer = try ServerCaseMapping.read(
+                        on: connection, keepingCollationIn: fetchStatements.caseCollation)
                     serverCaseMapping.withLock { $0 = answer ?? MemoryStore.defaultCaseMappingVersion }
                 } catch {
                     // Not asked (the connection went away): asked on first use, see ``caseMappingVersion``.

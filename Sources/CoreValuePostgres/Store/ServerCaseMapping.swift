@@ -1,3 +1,4 @@
+import Synchronization
 import LibPQ
 
 /// Which Unicode version's lower-case mapping the server's `ILIKE ... COLLATE "und-x-icu"` applies: that of
@@ -16,8 +17,23 @@ enum ServerCaseMapping {
         (10, 0), (11, 0), (12, 0), (12, 1), (13, 0), (14, 0), (15, 0), (15, 1), (16, 0), (17, 0),
     ]
 
-    /// The statement: the probes lower-cased as `ILIKE` lower-cases them.
-    static let sql = #"SELECT lower($1::text COLLATE "und-x-icu")"#
+    /// The ICU root collation, whose case mapping is Unicode's full one: what case-insensitive matches use.
+    static let icuCollation = "und-x-icu"
+    /// PostgreSQL 18's builtin collation with Unicode's full case mapping: used on a server built without ICU
+    /// (the embedded builds, say).
+    static let builtinCollation = "pg_unicode_fast"
+
+    /// The collation the server's case-insensitive matches should use: ICU's, else the builtin one; `nil` when
+    /// it has neither (a server before 18 built without ICU), and then ``icuCollation`` is kept, and a
+    /// case-insensitive match fails with the server's error naming it.
+    static let collationSQL =
+        "SELECT collname::text FROM pg_collation WHERE collname IN ('\(icuCollation)', '\(builtinCollation)') "
+        + "ORDER BY collname <> '\(icuCollation)' LIMIT 1"
+
+    /// The statement: the probes lower-cased as `ILIKE` under `collation` lower-cases them.
+    static func sql(_ collation: String) -> String {
+        "SELECT lower($1::text COLLATE \(SQLIdentifier(collation).quoted))"
+    }
 
     /// The probes' letters, in order, as the statement's parameter.
     static var text: String { String(String.UnicodeScalarView(probes.map(\.letter))) }
@@ -40,10 +56,10 @@ enum ServerCaseMapping {
     /// fails anyway).
     ///
     /// - Throws: The driver's errors other than the server's (a lost connection): the server was not asked.
-    static func read(on connection: Connection) throws -> Unicode.Version? {
+    static func read(on connection: Connection, collation: String) throws -> Unicode.Version? {
         let result: QueryResult
         do {
-            result = try connection.query(sql, [try PostgresValue(text)])
+            result = try connection.query(sql(collation), [try PostgresValue(text)])
         } catch is DatabaseError {
             return nil
         }
@@ -52,4 +68,24 @@ enum ServerCaseMapping {
         else { return nil }
         return version(lowered: lowered)
     }
+
+    /// Finds the server's case collation, keeps it in `kept`, and reads its Unicode version.
+    ///
+    /// - Throws: As ``read(on:collation:)``.
+    static func read(on connection: Connection, keepingCollationIn kept: CaseCollation) throws -> Unicode.Version? {
+        let found = try? connection.query(collationSQL).decode(String.self, row: 0, column: 0)
+        if let found { kept.set(found) }
+        return try read(on: connection, collation: kept.name)
+    }
+}
+
+/// The collation case-insensitive matches use on this store's server (``ServerCaseMapping``), found when the
+/// store first talks to it; ``ServerCaseMapping/icuCollation`` until then.
+package final class CaseCollation: Sendable {
+    private let value = Mutex(ServerCaseMapping.icuCollation)
+
+    /// The collation's name.
+    var name: String { value.withLock { $0 } }
+
+    func set(_ name: String) { value.withLock { $0 = name } }
 }
