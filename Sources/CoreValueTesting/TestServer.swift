@@ -8,9 +8,9 @@ import Synchronization
 #endif
 
 /// A throwaway PostgreSQL server for a test process, started from the PostgreSQL binaries on the machine:
-/// a cluster made with `initdb` in a temporary directory, listening on 127.0.0.1 on a free port, trusting
-/// local connections, with durability off (`fsync`, `synchronous_commit`, `full_page_writes`), as a test
-/// needs. ``stop()`` stops it and deletes the directory.
+/// a cluster made with `initdb` in a temporary directory, listening on a Unix socket in that directory only
+/// (no TCP port to find free or to collide on), trusting local connections, with durability off (`fsync`,
+/// `synchronous_commit`, `full_page_writes`), as a test needs. ``stop()`` stops it and deletes the directory.
 ///
 /// ``TestSchema`` starts one on first use when `DATABASE_URL` is unset (``shared()``), so a new
 /// contributor's `swift test` needs no database set up first; it is stopped when the process exits
@@ -24,7 +24,8 @@ import Synchronization
 public final class TestServer: Sendable {
     /// The server's connection string (the `corevalue` superuser, the `postgres` database).
     public let url: String
-    /// The port it listens on, on 127.0.0.1.
+    /// The port number in its socket's name (`.s.PGSQL.<port>` in ``directory``'s `sock`); it listens on no
+    /// TCP port.
     public let port: Int
     /// The temporary directory holding the cluster (`data`), its socket and its log.
     public let directory: URL
@@ -59,9 +60,10 @@ public final class TestServer: Sendable {
             try ServerOwner.current.run(
                 binaries.appendingPathComponent("initdb"),
                 ["-D", data.path, "-U", "corevalue", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
-            let port = try freePort()
+            // The socket is in a directory of this server's own, so any port number names it uniquely.
+            let port = 5432
             let options = [
-                "-p \(port)", "-k \(socket.path)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
+                "-p \(port)", "-k \(socket.path)", "-c listen_addresses=''", "-c fsync=off",
                 "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=200",
             ]
             try ServerOwner.current.run(
@@ -73,7 +75,8 @@ public final class TestServer: Sendable {
             try ServerOwner.current.watch(
                 parent, pgCtl: binaries.appendingPathComponent("pg_ctl"), data: data, directory: directory)
             return TestServer(
-                url: "postgresql://corevalue@127.0.0.1:\(port)/postgres", port: port, directory: directory,
+                url: "postgresql://corevalue@/postgres?host=\(socket.path)&port=\(port)", port: port,
+                directory: directory,
                 binaries: binaries)
         } catch {
             try? FileManager.default.removeItem(at: directory)
@@ -136,29 +139,6 @@ public final class TestServer: Sendable {
                 + "the server (Debian: postgresql) or set COREVALUE_PG_BIN to their directory")
     }
 
-    /// A port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
-    private static func freePort() throws -> Int {
-        #if canImport(Glibc)
-            let stream = Int32(SOCK_STREAM.rawValue)
-        #else
-            let stream = SOCK_STREAM
-        #endif
-        let descriptor = socket(AF_INET, stream, 0)
-        guard descriptor >= 0 else { throw TestServerError("could not open a socket to find a free port") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
-        }
-        guard bound else { throw TestServerError("could not bind a socket on 127.0.0.1 to find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// A test server that could not be found or started.
