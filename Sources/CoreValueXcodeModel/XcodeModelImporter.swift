@@ -86,31 +86,17 @@ struct XcodeModelImporter {
             return nil
         }
         let typeName = element.attributes["attributeType"] ?? "Undefined"
-        let type: AttributeType
-        switch typeName {
-        case "Integer 16": type = .int16
-        case "Integer 32": type = .int32
-        case "Integer 64": type = .int64
-        case "Decimal": type = .decimal
-        case "Double": type = .double
-        case "Float": type = .float
-        case "String": type = .string
-        case "Boolean": type = .bool
-        case "Date": type = .date
-        case "Binary": type = .data
-        case "UUID": type = .uuid
-        case "URI": type = .uri
-        case "Transformable":
-            type = .data
+        guard let type = Self.types[typeName] else {
+            warn(entity, name, "has type \(typeName), which has no column type: not imported")
+            return nil
+        }
+        if typeName == "Transformable" {
             let transformer = element.attributes["valueTransformerName"] ?? "the default transformer"
             let kind = element.attributes["customClassName"] ?? "an unnamed class"
             warn(
                 entity, name,
                 "is Transformable (\(transformer), \(kind)): stored as bytes (bytea), as Core Data's SQLite store keeps "
                     + "it; the struct's property is the transformed Data")
-        default:
-            warn(entity, name, "has type \(typeName), which has no column type: not imported")
-            return nil
         }
         if element.flag("allowsExternalBinaryDataStorage") {
             warn(entity, name, "allows external storage: stored in its row instead")
@@ -149,6 +135,14 @@ struct XcodeModelImporter {
         if value == nil { warn(entity, name, "default \"\(text)\" is not a \(type.rawValue): left out") }
         return value
     }
+
+    /// The attribute types Xcode writes, by the name in `attributeType`; Transformable is kept as its bytes.
+    /// Undefined (transient only), ObjectID and Composite have no column type.
+    private static let types: [String: AttributeType] = [
+        "Integer 16": .int16, "Integer 32": .int32, "Integer 64": .int64, "Decimal": .decimal, "Double": .double,
+        "Float": .float, "String": .string, "Boolean": .bool, "Date": .date, "Binary": .data, "UUID": .uuid,
+        "URI": .uri, "Transformable": .data,
+    ]
 
     private mutating func relationship(_ element: XMLElement, entity: String) throws -> Relationship {
         let name = try required(element, "name")
