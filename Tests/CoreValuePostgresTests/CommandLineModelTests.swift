@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    /// Two versions of a bundle, compared without a database.
+    @Test func diffBetweenTwoVersionsNeedsNoDatabase() throws {
+        let bundle = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "Notes-\(UUID().uuidString).xcdatamodeld")
+        defer { try? FileManager.default.removeItem(at: bundle) }
+        let second = Self.contents.replacingOccurrences(
+            of: #"<attribute name="body""#,
+            with: #"<attribute name="pinned" attributeType="Boolean" defaultValueString="NO"/><attribute name="body""#)
+        for (version, contents) in [("V1", Self.contents), ("V2", second)] {
+            let folder = bundle.appendingPathComponent("\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try contents.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        }
+        let run = try CommandLineTests.run(["diff", "--model", bundle.path, "--from", "V1", "--to", "V2"])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(
+            run.output.contains(#"ALTER TABLE "Note" ADD COLUMN "pinned" boolean NOT NULL DEFAULT FALSE;"#),
+            "\(run.output)")
+        #expect(
+            try CommandLineTests.run(["diff", "--model", bundle.path, "--from", "V2", "--to", "V2"]).output.isEmpty)
+        #expect(try CommandLineTests.run(["diff", "--model", bundle.path, "--from", "V1"]).status == 2)
+    }
+
     @Test func diffAndStatusCompareTheDatabaseWithAnXcodeModel() throws {
         try TestDatabase.withSchema { url, schema in
             try Self.withModel { path in

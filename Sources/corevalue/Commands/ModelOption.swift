@@ -16,12 +16,17 @@ enum ModelOption {
           --version V    the bundle's version to read (default: its current version)
         """
 
-    static func model(_ arguments: ParsedArguments) throws -> ManagedObjectModel {
+    /// The model of `--model` (its `version`, else `--version`'s, else the bundle's current one), or the
+    /// example model.
+    static func model(_ arguments: ParsedArguments, version: String? = nil) throws -> ManagedObjectModel {
         guard let path = arguments.value("model") else {
-            if arguments.value("version") != nil { throw UsageError(message: "--version needs --model") }
+            if arguments.value("version") != nil || version != nil {
+                throw UsageError(message: "--version, --from and --to need --model")
+            }
             return try ExampleModel.make()
         }
-        let imported = try XcodeModel(contentsOf: URL(fileURLWithPath: path), version: arguments.value("version"))
+        let imported = try XcodeModel(
+            contentsOf: URL(fileURLWithPath: path), version: version ?? arguments.value("version"))
         for warning in imported.warnings { CommandLineTool.printError("warning: \(warning)") }
         return imported.model
     }
