@@ -18,7 +18,10 @@ protocol Command {
 enum CommandLineTool {
     /// Every command, in the order the help lists them.
     static var commands: [any Command.Type] {
-        [SchemaCommand.self, DiffCommand.self, MigrateCommand.self, StatusCommand.self, DemoCommand.self]
+        [
+            SchemaCommand.self, DiffCommand.self, GrantCommand.self, MigrateCommand.self, StatusCommand.self,
+            DemoCommand.self,
+        ]
     }
 
     /// Runs the tool and returns the process exit status.

@@ -13,7 +13,7 @@ struct ParsedArguments {
     private(set) var flags: Set<String> = []
 
     /// Options that take a value; everything else starting with `--` is a flag.
-    static let valued: Set<String> = ["url", "schema", "migrations", "count", "model", "version", "from", "to"]
+    static let valued: Set<String> = ["url", "schema", "migrations", "count", "model", "version", "from", "to", "role"]
 
     /// Parses the arguments after the command name.
     ///

@@ -110,6 +110,17 @@ import Testing
         }
     }
 
+    /// `corevalue grant` prints the same script, for the example model or an Xcode one.
+    @Test func theToolPrintsTheGrants() throws {
+        let run = try CommandLineTests.run(["grant", "--role", "app", "--schema", "s"])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output == SchemaPrinter(model: ExampleModel.model, schema: "s").grants(to: "app"))
+        let readOnly = try CommandLineTests.run(["grant", "--role", "ro", "--read-only", "--schema", "s"])
+        #expect(
+            readOnly.output == SchemaPrinter(model: ExampleModel.model, schema: "s").grants(to: "ro", readOnly: true))
+        #expect(try CommandLineTests.run(["grant"]).status == 2)
+    }
+
     @Test func theGrantsNameEveryTableAndNothingElse() {
         let grants = SchemaPrinter(model: ExampleModel.model, schema: "s").grants(to: "app")
         #expect(grants.hasPrefix(#"GRANT USAGE ON SCHEMA "s" TO "app";"#))
