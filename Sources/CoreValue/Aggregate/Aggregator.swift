@@ -24,9 +24,11 @@ package struct Aggregator {
         self.integerInput = input == .int16 || input == .int32 || input == .int64
     }
 
-    /// Takes one row: its values of the attributes grouped by, in order, and of the attribute folded
-    /// (`.null` for ``AggregateFunction/countRows``).
-    package mutating func add(group: [AttributeValue], value: AttributeValue) {
+    /// Takes one row (a stored row's or an object's attribute values): its values of the attributes grouped
+    /// by, in order, and of the attribute folded (none for ``AggregateFunction/countRows``).
+    package mutating func add(_ row: AttributeValues) {
+        let group = request.groupBy.map { row[$0] ?? .null }
+        let value = request.key.map { row[$0] ?? .null } ?? .null
         groups[group, default: Accumulator()].add(value, request.function)
     }
 

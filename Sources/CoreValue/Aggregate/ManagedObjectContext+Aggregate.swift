@@ -21,9 +21,7 @@ extension ManagedObjectContext {
         guard hasPendingChanges(of: info) else { return try refined.aggregate(checked) }
         let objects = try fetchValidated(FetchRequest(entityName: entity.name, predicate: checked.predicate), info)
         for object in objects {
-            aggregator.add(
-                group: request.groupBy.map { object.attributes[$0] ?? .null },
-                value: request.key.map { object.attributes[$0] ?? .null } ?? .null)
+            aggregator.add(object.attributes)
         }
         return try aggregator.rows()
     }

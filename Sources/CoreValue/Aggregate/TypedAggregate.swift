@@ -32,9 +32,9 @@ extension Decimal: AggregateNumber {
 /// `.average(\.balance)` a `Double`, `.minimum(\.openedAt)` a `Date`. Pass it to
 /// `aggregate(_:_:where:)` (one result) or `aggregate(_:_:groupedBy:where:)`
 /// (one per group). Meanings and nulls as in SQL: see ``AggregateFunction``.
-public struct Aggregate<Root, Value>: @unchecked Sendable {
-    // @unchecked: the key path is immutable and only its name is read (`AnyKeyPath` is not `Sendable`); the
-    // decoder captures nothing but a type.
+///
+/// Not `Sendable` (a key path is not): the async calls read its attribute name on the caller's side.
+public struct Aggregate<Root, Value> {
     let function: AggregateFunction
     let keyPath: AnyKeyPath?
     let decode: (AttributeValue) -> Value?

@@ -37,7 +37,7 @@ public struct BatchDeleteRequest: Sendable, Hashable {
         while true {
             let context = ManagedObjectContext(store: store)
             let objects = try context.fetch(FetchRequest(entityName: entityName, predicate: predicate))
-            let ids = objects.map(\.objectID).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+            let ids = objects.map(\.objectID).inKeyOrder()
             do {
                 try context.delete(objects)
                 try context.save()

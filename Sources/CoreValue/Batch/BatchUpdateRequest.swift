@@ -77,3 +77,8 @@ public struct BatchResult: Sendable, Hashable {
         self.objectIDs = objectIDs
     }
 }
+
+extension Sequence<ManagedObjectID> {
+    /// The IDs in primary-key order, as a ``BatchResult`` lists them.
+    package func inKeyOrder() -> [ManagedObjectID] { sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) } }
+}

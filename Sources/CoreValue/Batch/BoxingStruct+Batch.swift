@@ -1,8 +1,9 @@
 import Foundation
 
 /// One attribute a typed batch update sets, by a key path of the struct: `.set(\.active, to: false)`.
-public struct BatchAssignment<Root>: @unchecked Sendable {
-    // @unchecked: the key path is immutable and only its name is read (`AnyKeyPath` is not `Sendable`).
+///
+/// Not `Sendable` (a key path is not): the async call reads its attribute name on the caller's side.
+public struct BatchAssignment<Root> {
     let keyPath: AnyKeyPath
     let value: AttributeValue
 

@@ -19,7 +19,7 @@ extension ManagedObjectContext {
     public func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
         let request = try request.validated(in: model)
         let result = try refined.batchUpdate(request)
-        try refreshRegistered(of: try index.entity(request.entityName))
+        try refreshRegistered(of: [request.entityName])
         return result
     }
 
@@ -48,7 +48,7 @@ extension ManagedObjectContext {
     public func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
         let request = try request.validated(in: model)
         let result = try refined.batchDelete(request)
-        for info in try relatedEntities(of: request.entityName) { try refreshRegistered(of: info) }
+        try refreshRegistered(of: try relatedEntities(of: request.entityName))
         return result
     }
 
@@ -61,7 +61,7 @@ extension ManagedObjectContext {
 
     /// The entity and every entity its relationships reach, directly or not (a cascade may delete rows of
     /// any of them, and a nullify change their links), each once, walked without recursion.
-    private func relatedEntities(of name: String) throws -> [EntityIndex] {
+    private func relatedEntities(of name: String) throws -> [String] {
         var seen: Set<String> = [name]
         var order = [name]
         var next = 0
@@ -72,22 +72,22 @@ extension ManagedObjectContext {
             }
             next += 1
         }
-        return try order.map { try index.entity($0) }
+        return order
     }
 
-    /// Reads the registered stored objects of an entity again, but those with unsaved writes; those whose rows
-    /// are gone are forgotten.
-    private func refreshRegistered(of info: EntityIndex) throws {
-        let stale = registeredObjects(entityName: info.name).filter { !$0.hasPendingWrite && !$0.objectID.isTemporary }
+    /// Reads the registered stored objects of these entities again, but those with unsaved writes, in one
+    /// fetch by ID (``fetchAndRegister(_:)``, which refreshes what it reads); those whose rows are gone are
+    /// forgotten.
+    private func refreshRegistered(of entities: [String]) throws {
+        let stale = entities.flatMap { name in
+            registeredObjects(entityName: name).filter { !$0.hasPendingWrite && !$0.objectID.isTemporary }
+        }
         guard !stale.isEmpty else { return }
-        let rows = try store.fetch(ids: stale.map(\.objectID))
-        _ = try register(rows, of: info, fresh: false)
-        guard rows.count < stale.count else { return }
-        let found = Set(rows.map(\.id))
-        for object in stale where !found.contains(object.objectID) {
+        try fetchAndRegister(stale.map(\.objectID))
+        for object in stale where missingIDs.contains(object.objectID) {
             dropUnique(object)
             object.isDeletedFlag = true
-            registry[info.name]?[object.objectID] = nil
+            registry[object.info.name]?[object.objectID] = nil
         }
     }
 }

@@ -245,9 +245,7 @@ extension StoreRefinements {
         let rows = FetchRequest(entityName: request.entityName, predicate: request.predicate)
         try fetch(rows, batchSize: 10_000) { batch in
             for row in batch {
-                aggregator.add(
-                    group: request.groupBy.map { row.attributes[$0] ?? .null },
-                    value: request.key.map { row.attributes[$0] ?? .null } ?? .null)
+                aggregator.add(row.attributes)
             }
             return true
         }
@@ -268,7 +266,7 @@ extension StoreRefinements {
                 attempt += 1
                 continue
             }
-            let ids = rows.map(\.id).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+            let ids = rows.map(\.id).inKeyOrder()
             return BatchResult(count: rows.count, objectIDs: request.returnsObjectIDs ? ids : nil)
         }
     }

@@ -17,7 +17,7 @@ extension PostgresStore {
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
         let outcome = try write { _ in .batch(sql, entity: entity.name, listsRows: listsRows) }
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
-        let ids = outcome.result.versions.keys.sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+        let ids = outcome.result.versions.keys.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
     }
 
@@ -38,10 +38,9 @@ extension PostgresStore {
         guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
             return try request.runThroughContext(on: self)
         }
-        let outcome = try write { _ in .batchDelete(deletion, entity: entity) }
+        let outcome = try write { _ in .batchDelete(deletion) }
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
-        let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }
-            .sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) }
+        let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
     }
 }

@@ -108,9 +108,11 @@ extension PostgresStore {
     /// server's message, in its `lc_messages`); a refusal in another language is retried within the budget
     /// and then thrown with its message.
     static func isLoginRefused(_ message: String) -> Bool {
+        // The refusals a `LoginRefusal` names, and the others a retry cannot mend either.
+        guard LoginRefusal(message: message) == nil else { return true }
         let permanent = [
-            "authentication failed", "password", "does not exist", "no pg_hba.conf entry", "SSL", "certificate",
-            "could not translate host name", "invalid connection option", "permission denied",
+            "password", "does not exist", "SSL", "certificate", "could not translate host name",
+            "invalid connection option", "permission denied",
         ]
         return permanent.contains { message.localizedCaseInsensitiveContains($0) }
     }

@@ -18,7 +18,7 @@ enum WriteStrategy {
     /// `"_version"` of each when `listsRows` (asked for, or for the change notification).
     case batch(SQL, entity: String, listsRows: Bool)
     /// A batch delete in one statement, after its `deny` checks.
-    case batchDelete(BatchDeletion, entity: Entity)
+    case batchDelete(BatchDeletion)
 }
 
 /// What a transaction wrote, and what its change notification tells other processes.
@@ -71,14 +71,14 @@ struct WriteExecutor {
                 notified.updates.append(ObjectChange(id: id, attributes: AttributeValues()))
             }
             return WriteOutcome(result: result, notified: notified, isStreamed: false, batchCount: written.rowCount)
-        case .batchDelete(let deletion, let entity):
-            return try batchDelete(deletion, entity)
+        case .batchDelete(let deletion):
+            return try batchDelete(deletion)
         }
     }
 
     /// A batch delete: each `deny` check, then the statement; the rows it deleted, of every entity, are what
     /// its notification lists.
-    private func batchDelete(_ deletion: BatchDeletion, _ entity: Entity) throws -> WriteOutcome {
+    private func batchDelete(_ deletion: BatchDeletion) throws -> WriteOutcome {
         for check in deletion.denyChecks where try runner.run(check.sql).rowCount > 0 {
             throw CVManagedStructError.constraintViolation(
                 entity: check.entity, key: check.relationship,
