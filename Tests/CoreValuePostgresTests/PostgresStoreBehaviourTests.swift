@@ -22,6 +22,18 @@ func postgresStoreBehaviour(_ check: SuiteCase, _ api: APIMode) async throws {
     }
 }
 
+/// The history suite against `PostgresStore`, through both APIs: each store in a fresh schema migrated
+/// with the history tables.
+@Test(arguments: HistorySuite.cases, APIMode.allCases)
+func postgresStoreHistory(_ check: HistoryCase, _ api: APIMode) async throws {
+    guard TestDatabase.isAvailable("postgresStoreHistory(\(check.name))") else { return }
+    try await TestSchema.withEmpty { schema in
+        let stores = StoreFactoryRecord(url: schema.url, firstSchema: schema.name)
+        defer { stores.closeAndDrop() }
+        try await check.run({ try stores.make(recordsHistory: true, author: $0) }, api)
+    }
+}
+
 /// Makes the stores of one behaviour case and cleans up after them.
 private final class StoreFactoryRecord: @unchecked Sendable {
     // The suite calls the factory on the test's own thread; the lock only guards against a case that
@@ -37,15 +49,27 @@ private final class StoreFactoryRecord: @unchecked Sendable {
         self.firstSchema = firstSchema
     }
 
-    func make() throws -> PostgresStore {
+    /// A store in a fresh schema: migrated from the example migration files, or with `recordsHistory` from
+    /// the model with the history tables.
+    func make(recordsHistory: Bool = false, author: String? = nil) throws -> PostgresStore {
         let schema = lock.withLock { () -> String in
             let schema = schemas.isEmpty ? firstSchema : "cvtest_" + UUID().uuidString.prefix(8).lowercased()
             schemas.append(schema)
             return schema
         }
-        _ = try Migrator(url: url, schema: schema).migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+        let migrator = try Migrator(url: url, schema: schema)
+        if recordsHistory {
+            try migrator.migrate(model: ExampleModel.model, recordsHistory: true)
+        } else {
+            _ = try migrator.migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
+        }
         let store = try PostgresStore(
-            model: ExampleModel.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 2 })
+            model: ExampleModel.model,
+            configuration: try .init(url: url, schema: schema).with {
+                $0.poolSize = 2
+                $0.recordsHistory = recordsHistory
+                $0.historyAuthor = author
+            })
         lock.withLock { stores.append(store) }
         return store
     }

@@ -89,6 +89,8 @@ extension ManagedObjectContext {
         for object in deleted {
             changes.deletes.append(ObjectDeletion(id: object.objectID, version: object.version))
         }
+        changes.transactionAuthor = transactionAuthor
+        changes.transactionName = transactionName
         let result = changes.isEmpty ? SaveResult() : try store.apply(changes)
         commit(result, inserted: inserted, deleted: deleted)
     }

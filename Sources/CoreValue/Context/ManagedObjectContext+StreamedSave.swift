@@ -63,6 +63,8 @@ extension ManagedObjectContext {
         // that 100,000 objects do not hold 100,000 of them.
         func changes(of objects: ArraySlice<ManagedObject>) -> ChangeSet {
             var part = ChangeSet()
+            part.transactionAuthor = transactionAuthor
+            part.transactionName = transactionName
             part.inserts.reserveCapacity(objects.count)
             for object in objects {
                 part.inserts.append(insertChange(object, upsertKey: attribute.name))

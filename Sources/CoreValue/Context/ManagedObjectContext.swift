@@ -80,6 +80,12 @@ public final class ManagedObjectContext {
     /// What a save does when another writer changed a row since this context read it (``MergePolicy``);
     /// ``MergePolicy/error`` (throw ``CVManagedStructError/Code/conflict``) by default.
     public var mergePolicy: MergePolicy = .error
+    /// Who this context's saves are by, as a store that records history keeps it
+    /// (``HistoryTransaction/author``): a process or service name, say. `nil`: the store's configured author.
+    public var transactionAuthor: String?
+    /// The name history records for this context's saves (``HistoryTransaction/name``): what a request does,
+    /// say. Kept until changed.
+    public var transactionName: String?
     /// The objects the last save merged with their stored rows (``mergePolicy``): a struct saved with one of
     /// them takes the merged values.
     var mergedObjects: Set<ObjectIdentifier> = []

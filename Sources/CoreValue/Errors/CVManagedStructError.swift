@@ -80,6 +80,12 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         public static let unsupportedPredicate = Code(rawValue: "unsupportedPredicate")
         /// An aggregate's result does not fit its type: an integer sum beyond `Int64`. Never wrapped.
         public static let aggregateOverflow = Code(rawValue: "aggregateOverflow")
+        /// History after a token was asked for, and some of it has been deleted
+        /// (``HistoryStore/deleteHistory(before:)``): the reader must reload what it derives from the rows.
+        public static let historyExpired = Code(rawValue: "historyExpired")
+        /// A history token of another store's history (another database or schema), or history asked of a
+        /// store that does not record it.
+        public static let historyUnavailable = Code(rawValue: "historyUnavailable")
     }
 
     /// The kind of error.
@@ -277,6 +283,25 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
             .aggregateOverflow, entity: entity, key: key, message: "the \(function) does not fit in Int64")
     }
 
+    /// The code of historyExpired(...), for matching: `catch CVManagedStructError.historyExpired`.
+    public static let historyExpired = Code.historyExpired
+
+    /// Some history after `token` was deleted: reading on from it would skip transactions.
+    public static func historyExpired(_ token: String) -> CVManagedStructError {
+        CVManagedStructError(
+            .historyExpired,
+            message: "history after \(token) was partly deleted; reload what you derive from the rows and read on "
+                + "from a new token")
+    }
+
+    /// The code of historyUnavailable(...), for matching: `catch CVManagedStructError.historyUnavailable`.
+    public static let historyUnavailable = Code.historyUnavailable
+
+    /// History cannot be read or recorded here, for the reason `message` gives.
+    public static func historyUnavailable(_ message: String) -> CVManagedStructError {
+        CVManagedStructError(.historyUnavailable, message: message)
+    }
+
     /// A readable description naming what was wrong.
     public var description: String {
         let entity = self.entity ?? "", key = self.key ?? "", message = self.message ?? ""
@@ -306,6 +331,8 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         case .predicateTooLarge:
             return "a predicate of '\(entity)' has \(found ?? "too many terms"); at most \(limit ?? 0) are accepted "
                 + "(a list of values is one term with in(_:))"
+        case .historyExpired: return "history expired: \(message)"
+        case .historyUnavailable: return "history unavailable: \(message)"
         case .aggregateOverflow: return "aggregate of '\(entity).\(key)' overflows: \(message)"
         case .unsupportedPredicate:
             return "predicate on '\(entity)' cannot be translated: \(what ?? "an expression"): \(message)"

@@ -15,6 +15,9 @@ public struct Attribute: Sendable, Hashable {
     public var defaultValue: AttributeValue?
     /// Whether no two objects of the entity may share a value (a `UNIQUE` constraint).
     public var isUnique: Bool
+    /// Whether a delete's history entry keeps the attribute's value (Core Data's "Preserve After Deletion"):
+    /// a ``HistoryChange``'s tombstone holds it, beside the unique attributes' values.
+    public var preservesValueAfterDeletion: Bool
 
     /// Creates an attribute.
     ///
@@ -24,17 +27,20 @@ public struct Attribute: Sendable, Hashable {
     ///   - optional: Whether the attribute may be nil; `false` by default.
     ///   - unique: Whether values must be unique across the entity; `false` by default.
     ///   - defaultValue: The value a new object starts with.
+    ///   - preservedAfterDeletion: Whether a delete's history entry keeps the value; `false` by default.
     public init(
         _ name: String,
         _ type: AttributeType,
         optional: Bool = false,
         unique: Bool = false,
-        defaultValue: AttributeValue? = nil
+        defaultValue: AttributeValue? = nil,
+        preservedAfterDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.isUnique = unique
         self.defaultValue = defaultValue
+        self.preservesValueAfterDeletion = preservedAfterDeletion
     }
 }

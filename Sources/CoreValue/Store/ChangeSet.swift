@@ -13,6 +13,10 @@
     /// together and sends both; each store writes the sides it keeps (a foreign key, a join table, an
     /// adjacency list: its own choice) and derives the others, so a side it does not keep is not written.
     public var relationships: [RelationshipChange]
+    /// Who saved (a context's `transactionAuthor`), for a store that records history; `nil`: the store's own.
+    public var transactionAuthor: String?
+    /// The save's name (a context's `transactionName`), for a store that records history.
+    public var transactionName: String?
 
     /// Creates a change set.
     public init(

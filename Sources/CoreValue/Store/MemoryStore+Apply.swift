@@ -12,8 +12,11 @@ extension MemoryStore {
         return try locked {
             state.begin()
             do {
+                let tombstones = history == nil ? [:] : tombstones(of: resolved)
                 var writer = ChangeWriter(index: index, links: links)
-                return try writer.apply(resolved, to: &state)
+                let result = try writer.apply(resolved, to: &state)
+                history?.record(resolved.changes, result, tombstones: tombstones)
+                return result
             } catch {
                 state.rollback()
                 throw error

@@ -27,6 +27,8 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
     var state = MemoryState()
     /// How case-insensitive matches lower-case text.
     let folding: CaseFolding
+    /// The recorded history, when the store records it (under the lock, as ``state``).
+    var history: MemoryHistory?
 
     /// Creates an empty store for a model.
     ///
@@ -35,12 +37,18 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
     /// Unicode version: letters assigned later are left as they are. The default,
     /// ``defaultCaseMappingVersion`` (15.0), is that of the ICU of the PostgreSQL the tests run against;
     /// `PostgresStore.caseMappingVersion` tells a server's. A version above Swift's own tables gives Swift's.
-    public init(model: ManagedObjectModel, caseMappingVersion: Unicode.Version = MemoryStore.defaultCaseMappingVersion)
-    {
+    ///
+    /// With `recordsHistory`, every committed save is recorded (see ``HistoryStore``), by `author` unless the
+    /// saving context names its own.
+    public init(
+        model: ManagedObjectModel, caseMappingVersion: Unicode.Version = MemoryStore.defaultCaseMappingVersion,
+        recordsHistory: Bool = false, author: String? = nil
+    ) {
         self.model = model
         self.index = ModelIndex(model)
         self.links = MemoryLinks(model: model)
         self.folding = CaseFolding(unicodeVersion: caseMappingVersion)
+        self.history = recordsHistory ? MemoryHistory(author: author) : nil
     }
 
     /// Unicode 15.0: the case mapping of ICU 72, which PostgreSQL uses on Debian 12 (and ICU 73 and 74 map

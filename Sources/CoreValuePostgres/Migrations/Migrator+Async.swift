@@ -10,19 +10,19 @@ extension Migrator {
         try await Self.onOwnThread { try self.migrate(migrations) }
     }
 
-    /// The DDL that brings the database to `model`, like ``diff(model:)``.
+    /// The DDL that brings the database to `model`, like ``diff(model:recordsHistory:)``.
     ///
-    /// - Throws: As ``diff(model:)``.
-    public func diff(model: ManagedObjectModel) async throws -> SchemaDiff {
-        try await Self.onOwnThread { try self.diff(model: model) }
+    /// - Throws: As ``diff(model:recordsHistory:)``.
+    public func diff(model: ManagedObjectModel, recordsHistory: Bool = false) async throws -> SchemaDiff {
+        try await Self.onOwnThread { try self.diff(model: model, recordsHistory: recordsHistory) }
     }
 
-    /// Applies the non-destructive part of the diff to `model`, like ``migrate(model:)``.
+    /// Applies the non-destructive part of the diff to `model`, like ``migrate(model:recordsHistory:)``.
     ///
-    /// - Throws: As ``migrate(model:)``.
+    /// - Throws: As ``migrate(model:recordsHistory:)``.
     @discardableResult
-    public func migrate(model: ManagedObjectModel) async throws -> SchemaDiff {
-        try await Self.onOwnThread { try self.migrate(model: model) }
+    public func migrate(model: ManagedObjectModel, recordsHistory: Bool = false) async throws -> SchemaDiff {
+        try await Self.onOwnThread { try self.migrate(model: model, recordsHistory: recordsHistory) }
     }
 
     /// Every migration with whether it was applied, like ``status(_:)``.

@@ -65,20 +65,22 @@ public struct Migrator: Sendable {
 
     /// The DDL that brings the schema to `model`: new tables, columns, join tables, optionality, defaults and
     /// unique constraints as statements, destructive steps as a list (see ``SchemaDiff``). Changes nothing;
-    /// print ``SchemaDiff/migrationText`` into a migration file to review and apply it.
+    /// print ``SchemaDiff/migrationText`` into a migration file to review and apply it. With
+    /// `recordsHistory`, for a store that records history: its two history tables too.
     ///
     /// - Throws: Connection and server errors.
-    public func diff(model: ManagedObjectModel) throws -> SchemaDiff {
+    public func diff(model: ManagedObjectModel, recordsHistory: Bool = false) throws -> SchemaDiff {
         let connection = try Connection(configuration)
         defer { connection.close() }
         return SchemaDiff(
-            mapping: SchemaMapping(model: model), catalog: try SchemaCatalog.read(schema, on: connection),
+            mapping: SchemaMapping(model: model, recordsHistory: recordsHistory),
+            catalog: try SchemaCatalog.read(schema, on: connection),
             schema: schema)
     }
 
     /// Creates what is missing for a model (for tests and quick starts; production schemas go through
     /// migration files): in one transaction, under the schema's advisory lock, the schema if needed and every
-    /// statement of ``diff(model:)-2hqr3``. Returns what was applied (empty when the schema already matched).
+    /// statement of `diff(model:recordsHistory:)`. Returns what was applied (empty when the schema already matched).
     /// Nothing is recorded in the migration history.
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL can't hold,
@@ -86,8 +88,8 @@ public struct Migrator: Sendable {
     ///   ``PostgresStoreError/Code/permissionDenied`` when the role lacks a right, connection and server errors
     ///   (then nothing is applied either).
     @discardableResult
-    public func migrate(model: ManagedObjectModel) throws -> SchemaDiff {
-        try namingMissingRights { try migrateModel(model) }
+    public func migrate(model: ManagedObjectModel, recordsHistory: Bool = false) throws -> SchemaDiff {
+        try namingMissingRights { try migrateModel(SchemaMapping(model: model, recordsHistory: recordsHistory)) }
     }
 
     /// A role without a right the migration needs (an application role, say) gets
@@ -100,8 +102,7 @@ public struct Migrator: Sendable {
         }
     }
 
-    private func migrateModel(_ model: ManagedObjectModel) throws -> SchemaDiff {
-        let mapping = SchemaMapping(model: model)
+    private func migrateModel(_ mapping: SchemaMapping) throws -> SchemaDiff {
         try mapping.validate()
         let connection = try Connection(configuration)
         defer { connection.close() }

@@ -34,7 +34,7 @@ public struct SchemaDiff: Sendable, Hashable {
 
     /// Compares a model's mapping with a catalog.
     init(mapping: SchemaMapping, catalog: SchemaCatalog, schema: String?) {
-        let printer = SchemaPrinter(model: mapping.model, schema: schema)
+        let printer = SchemaPrinter(mapping: mapping, schema: schema)
         var created: [String] = []
         var later: [String] = []
         var destructive: [String] = []
@@ -106,7 +106,10 @@ public struct SchemaDiff: Sendable, Hashable {
             }
         }
         let known = Set(tables.map(\.name))
-        for table in catalog.columns.keys.sorted() where !known.contains(table) && table != Migrator.historyTable {
+        for table in catalog.columns.keys.sorted()
+        where !known.contains(table) && table != Migrator.historyTable
+            && !SchemaMapping.isHistoryTable(table)
+        {
             destructive.append(
                 "table \(printer.name(table)) is not in the model: DROP TABLE \(printer.name(table)); (loses its data)")
         }

@@ -32,10 +32,13 @@ package struct SchemaMapping: Sendable {
 
     /// The model.
     package let model: ManagedObjectModel
+    /// Whether the store's history tables are part of the schema (see ``historyTables``).
+    package let recordsHistory: Bool
 
-    /// Creates the mapping of a model.
-    package init(model: ManagedObjectModel) {
+    /// Creates the mapping of a model, with the history tables when the store records history.
+    package init(model: ManagedObjectModel, recordsHistory: Bool = false) {
         self.model = model
+        self.recordsHistory = recordsHistory
     }
 
     /// The name of the join table that stores an owning to-many relationship.
@@ -43,9 +46,10 @@ package struct SchemaMapping: Sendable {
         entity + "_" + relationship
     }
 
-    /// Every table, entity tables first (in model order), then join tables (in model order).
+    /// Every table, entity tables first (in model order), then join tables (in model order), then with
+    /// ``recordsHistory`` the history tables.
     package var tables: [TableDefinition] {
-        model.entities.map(entityTable) + model.entities.flatMap(joinTables)
+        model.entities.map(entityTable) + model.entities.flatMap(joinTables) + (recordsHistory ? historyTables : [])
     }
 
     /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.

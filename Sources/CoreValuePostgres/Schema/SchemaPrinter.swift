@@ -11,9 +11,15 @@ public struct SchemaPrinter: Sendable {
     /// migrator runs with the target schema on the search path).
     public let schema: String?
 
-    /// Creates a printer for a model.
-    public init(model: ManagedObjectModel, schema: String? = nil) {
-        self.mapping = SchemaMapping(model: model)
+    /// Creates a printer for a model; with `recordsHistory`, for a store that records history (the history
+    /// tables are printed too).
+    public init(model: ManagedObjectModel, schema: String? = nil, recordsHistory: Bool = false) {
+        self.init(mapping: SchemaMapping(model: model, recordsHistory: recordsHistory), schema: schema)
+    }
+
+    /// Creates a printer for a mapping.
+    package init(mapping: SchemaMapping, schema: String?) {
+        self.mapping = mapping
         self.schema = schema
     }
 
@@ -85,7 +91,8 @@ public struct SchemaPrinter: Sendable {
             return line
         }
         lines += table.tableConstraints.map { "    " + $0 }
-        return "CREATE TABLE \(name(table.name)) (\n" + lines.joined(separator: ",\n") + "\n);"
+        let create = "CREATE TABLE \(name(table.name)) (\n" + lines.joined(separator: ",\n") + "\n);"
+        return table.seedsRow ? create + "\nINSERT INTO \(name(table.name)) DEFAULT VALUES;" : create
     }
 
     /// Join tables reference entity tables created before them, so their keys are written inline.

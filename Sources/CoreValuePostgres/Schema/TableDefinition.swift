@@ -55,4 +55,6 @@ package struct TableDefinition: Sendable, Hashable {
     package var indexedColumns: [String]
     /// Whether this is a join table (its foreign keys are written inline: entity tables exist before it).
     package var isJoinTable: Bool
+    /// Whether the table is made with one row of its columns' defaults (the history state).
+    package var seedsRow = false
 }

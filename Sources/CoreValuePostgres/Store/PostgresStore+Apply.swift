@@ -68,7 +68,7 @@ extension PostgresStore {
         var mayInsertNew = key != nil
         return try withoutActuallyEscaping(produce) { produce in
             let source = PartSource(
-                produce: produce, index: index, mapping: mapping, notifies: notificationChannel != nil)
+                produce: produce, index: index, mapping: mapping, notifies: writesAfterChanges)
             var insertedNew = false
             // An identifier taken meanwhile by another writer: run again with upserts.
             func collision(_ error: any Error) -> any Error {
@@ -91,7 +91,8 @@ extension PostgresStore {
 
     /// The one route of every write: in one transaction, retried as ``withRetries(mayRetry:_:)`` says,
     /// `choose` picks the strategy (it may send statements first, as a streamed save's probe does), the
-    /// executor carries it out, and with a ``notificationChannel`` the change notification goes last. An
+    /// executor carries it out, then with ``Configuration/recordsHistory`` the history record (after the
+    /// tombstones of the deletes were read) and with a ``notificationChannel`` the change notification. An
     /// attempt's error passes through `mapError` before the retry loop sees it.
     func write(
         mapError: (any Error) -> any Error = { $0 }, _ choose: (StatementRunner) throws -> WriteStrategy
@@ -101,8 +102,11 @@ extension PostgresStore {
                 return try withRunner { runner in
                     try runner.transaction { runner in
                         let executor = WriteExecutor(
-                            runner: runner, statements: writeStatements, notifies: notificationChannel != nil)
-                        let outcome = try executor.execute(choose(runner))
+                            runner: runner, statements: writeStatements, notifies: writesAfterChanges)
+                        let strategy = try choose(runner)
+                        let tombstones = recordsHistory ? try tombstones(for: strategy, runner) : [:]
+                        let outcome = try executor.execute(strategy)
+                        if recordsHistory { try recordHistory(outcome, tombstones: tombstones, runner) }
                         if let channel = notificationChannel {
                             try Self.notify(channel, outcome.notified, outcome.notifiedResult, runner)
                         }

@@ -13,9 +13,10 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
-        let listsRows = request.returnsObjectIDs || notificationChannel != nil
+        let listsRows = request.returnsObjectIDs || writesAfterChanges
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
-        let outcome = try write { _ in .batch(sql, entity: entity.name, listsRows: listsRows) }
+        let assigned = request.values.keys.sorted()
+        let outcome = try write { _ in .batch(sql, entity: entity.name, listsRows: listsRows, assigned: assigned) }
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
         let ids = outcome.result.versions.keys.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
@@ -34,7 +35,7 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
-        let listsRows = request.returnsObjectIDs || notificationChannel != nil
+        let listsRows = request.returnsObjectIDs || writesAfterChanges
         guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
             return try request.runThroughContext(on: self)
         }

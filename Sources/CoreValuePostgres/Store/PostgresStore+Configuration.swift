@@ -61,6 +61,13 @@ extension PostgresStore {
         /// statement it prepared turns its cache off by itself. A statement whose plan a migration made
         /// stale is prepared again and its transaction run again, never surfaced.
         public var preparedStatementCacheSize = 256
+        /// Whether every committed save is recorded in the schema's history tables, for
+        /// ``PostgresStore/history(after:limit:)`` and history listeners (see `HistoryStore`). The tables come
+        /// from `Migrator.migrate(model:recordsHistory:)` (or a migration file from its diff) and are checked
+        /// when the store opens. Off by default: a save then costs nothing more.
+        public var recordsHistory = false
+        /// The author history records for saves whose context names none (`transactionAuthor`).
+        public var historyAuthor: String?
         /// Whether opening the store compares the database's tables with the model.
         public var verifySchema = true
         /// Whether a fetch whose values are all integers, Booleans or UUIDs (a fetch by identifiers, the

@@ -66,7 +66,7 @@ public final class PostgresStore: StoreRefinements {
         try configuration.validate()
         self.configuration = configuration
         self.model = model
-        self.mapping = SchemaMapping(model: model)
+        self.mapping = SchemaMapping(model: model, recordsHistory: configuration.recordsHistory)
         self.index = ModelIndex(model)
         try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: configuration.schema)

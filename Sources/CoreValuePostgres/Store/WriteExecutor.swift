@@ -16,7 +16,8 @@ enum WriteStrategy {
     case copy(PartSource, StreamedUpserts, Entity)
     /// One statement that writes every row a predicate matches (a batch update), returning `"_pk"` and
     /// `"_version"` of each when `listsRows` (asked for, or for the change notification).
-    case batch(SQL, entity: String, listsRows: Bool)
+    /// `assigned` names the attributes it sets (history records them).
+    case batch(SQL, entity: String, listsRows: Bool, assigned: [String])
     /// A batch delete in one statement, after its `deny` checks.
     case batchDelete(BatchDeletion)
 }
@@ -40,7 +41,8 @@ struct WriteOutcome {
 struct WriteExecutor {
     let runner: StatementRunner
     let statements: WriteStatements
-    /// Whether a change notification follows the strategy's statements (so the `COMMIT` cannot go with them).
+    /// Whether a change notification or a history record follows the strategy's statements (so the
+    /// `COMMIT` cannot go with them).
     var notifies = false
 
     func execute(_ strategy: WriteStrategy) throws -> WriteOutcome {
@@ -57,7 +59,7 @@ struct WriteExecutor {
             var notified = ChangeSet()
             let result = try copyParts(source, upserts, entity, notified: &notified)
             return WriteOutcome(result: result, notified: notified, isStreamed: true)
-        case .batch(let sql, let entity, let listsRows):
+        case .batch(let sql, let entity, let listsRows, let assigned):
             let written = try runner.run(sql)
             guard listsRows else {
                 return WriteOutcome(
@@ -65,10 +67,11 @@ struct WriteExecutor {
             }
             var result = SaveResult()
             var notified = ChangeSet()
+            let names = AttributeValues(Dictionary(uniqueKeysWithValues: assigned.map { ($0, AttributeValue.null) }))
             for row in 0..<written.rowCount {
                 let id = ManagedObjectID.permanent(entity, try written.decode(Int64.self, row: row, column: 0))
                 result.versions[id] = try written.decode(Int64.self, row: row, column: 1)
-                notified.updates.append(ObjectChange(id: id, attributes: AttributeValues()))
+                notified.updates.append(ObjectChange(id: id, attributes: names))
             }
             return WriteOutcome(result: result, notified: notified, isStreamed: false, batchCount: written.rowCount)
         case .batchDelete(let deletion):
@@ -171,7 +174,7 @@ struct PartSource {
     let produce: (_ send: (ChangeSet) throws -> Void) throws -> Void
     let index: ModelIndex
     let mapping: SchemaMapping
-    /// Whether the parts' inserts are collected for a change notification.
+    /// Whether the parts' inserts are collected for a change notification or the history.
     let notifies: Bool
 
     /// Calls `produce` and hands each part, checked against the model and planned, to `send`; with
@@ -196,7 +199,11 @@ struct PartSource {
                             "a part of a streamed save may only insert rows; it has updates, deletes or member lists"
                     )
                 }
-                if notifies { notified.inserts += changes.inserts }
+                if notifies {
+                    notified.inserts += changes.inserts
+                    notified.transactionAuthor = notified.transactionAuthor ?? changes.transactionAuthor
+                    notified.transactionName = notified.transactionName ?? changes.transactionName
+                }
                 guard lost == nil else { return }
                 do {
                     try send(changes, plan)

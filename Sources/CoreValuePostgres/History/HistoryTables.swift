@@ -1,0 +1,52 @@
+/// The tables a store that records history keeps beside the model's, in the same schema, made and checked
+/// by the same migration path (`Migrator.migrate(model:recordsHistory:)`, the schema check when a store opens).
+///
+/// `_corevalue_history` holds one row per committed save: its number (`"_pk"`, taken by the save's last
+/// statement), the transaction's ID (`xid8`, for reading by snapshots), when it was recorded, its author and
+/// name, and its changes as parallel arrays (entity, kind letter, primary key, version after the change,
+/// changed property names joined by commas) plus the tombstones of its deletes as JSON. `_corevalue_history_state` holds one row: the
+/// history's random identifier (tokens name it) and the snapshot up to which history was deleted.
+extension SchemaMapping {
+    /// The table of recorded transactions.
+    package static let historyTable = "_corevalue_history"
+    /// The one-row table of the history's identifier and pruning point.
+    package static let historyStateTable = "_corevalue_history_state"
+
+    /// The two history tables.
+    package var historyTables: [TableDefinition] {
+        let key = ColumnDefinition(
+            name: Self.primaryKeyColumn, sqlType: "bigint", isNullable: false,
+            constraints: "GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+        func column(_ name: String, _ type: String, optional: Bool = false, default value: String? = nil)
+            -> ColumnDefinition
+        {
+            ColumnDefinition(
+                name: name, sqlType: type, isNullable: optional, constraints: value.map { "DEFAULT " + $0 } ?? "",
+                collation: type == "text" ? Self.textCollation : nil, defaultLiteral: value)
+        }
+        let history = TableDefinition(
+            name: Self.historyTable,
+            columns: [
+                key, column("xid", "xid8", default: "pg_current_xact_id()"),
+                column("committed_at", "timestamptz", default: "clock_timestamp()"),
+                column("author", "text", optional: true), column("name", "text", optional: true),
+                column("entities", "text[]"), column("kinds", "text"), column("keys", "bigint[]"),
+                column("versions", "bigint[]"),
+                column("changed", "text[]"), column("tombstones", "text", optional: true),
+            ],
+            tableConstraints: [], foreignKeys: [], indexedColumns: ["xid"], isJoinTable: false)
+        let state = TableDefinition(
+            name: Self.historyStateTable,
+            columns: [
+                key, column("store_id", "uuid", default: "gen_random_uuid()"), column("pruned", "text", optional: true),
+            ],
+            tableConstraints: [], foreignKeys: [], indexedColumns: [], isJoinTable: false, seedsRow: true)
+        return [history, state]
+    }
+
+    /// Whether `table` is one of the history tables, which a schema without history may hold (history was
+    /// on once): never reported as a table the model lacks.
+    package static func isHistoryTable(_ table: String) -> Bool {
+        table == historyTable || table == historyStateTable
+    }
+}

@@ -1,0 +1,213 @@
+@_spi(StoreImplementation) import CoreValue
+import Foundation
+import LibPQ
+
+extension PostgresStore: HistoryStore {
+    /// Whether the store records every committed save (``Configuration/recordsHistory``).
+    public var recordsHistory: Bool { configuration.recordsHistory }
+
+    /// A token for now, from the history state row and the server's current snapshot: one statement.
+    ///
+    /// - Throws: `CVManagedStructError.historyUnavailable` when the store does not record history or the
+    ///   history tables hold no state row; connection and server errors.
+    public func currentHistoryToken() throws -> HistoryToken {
+        let statements = try historyStatements()
+        return try withReadRunner(needsTransaction: false) { runner in
+            let result = try runner.run(statements.current)
+            let (storeID, _) = try Self.state(result)
+            return HistoryToken(storeID: storeID, base: try Self.snapshot(result, column: 2))
+        }
+    }
+
+    /// Up to `limit` transactions after `token`, in one statement (one snapshot, so a concurrent prune is
+    /// either wholly seen, and the token may have expired, or not at all). See ``HistoryStore``.
+    public func history(after token: HistoryToken?, limit: Int) throws -> [HistoryTransaction] {
+        try HistoryReading.check(limit: limit)
+        let statements = try historyStatements()
+        return try withReadRunner(needsTransaction: false) { runner in
+            // The store's identifier is needed for a `nil` token's start: one statement more the first time.
+            let start: HistoryToken
+            if let token {
+                start = token
+            } else {
+                let state = try runner.run(statements.current)
+                let (storeID, pruned) = try Self.state(state)
+                start = HistoryToken(storeID: storeID, base: pruned ?? .origin)
+            }
+            let result = try runner.run(statements.read(after: start, limit: limit))
+            let (storeID, pruned) = try Self.state(result)
+            let checked = try HistoryReading.start(start, storeID: storeID, pruned: pruned)
+            let current = try Self.snapshot(result, column: 2)
+            return try (0..<result.rowCount).compactMap { row in
+                try Self.transaction(result, row: row, after: checked, current: current)
+            }
+        }
+    }
+
+    /// Deletes the transactions `token` has read in full, in one transaction that locks the history state
+    /// row; older tokens expire. A token older than the last pruning deletes nothing.
+    public func deleteHistory(before token: HistoryToken) throws -> Int {
+        try prune { runner, storeID in
+            _ = try HistoryReading.start(token, storeID: storeID, pruned: nil)
+            return token.base
+        }
+    }
+
+    /// Deletes the transactions recorded before `date`, up to the first that was not or that had not
+    /// ended, in one transaction; tokens that had not read them expire.
+    public func deleteHistory(olderThan date: Date) throws -> Int {
+        let statements = try historyStatements()
+        return try prune { runner, _ in
+            let text = try runner.run(statements.horizon(before: date)).decode(String.self, row: 0, column: 0)
+            guard let horizon = UInt64(text) else {
+                throw PostgresStoreError(.unexpectedResult, "history horizon '\(text)' is not a transaction ID")
+            }
+            return HistorySnapshot(xmin: horizon, xmax: horizon)
+        }
+    }
+
+    /// Prunes up to the snapshot `upTo` picks (in the prune's transaction, before the state row is locked,
+    /// so that the transaction holds no ID of its own yet), unless it would not cover what was pruned before.
+    private func prune(_ upTo: (StatementRunner, String) throws -> HistorySnapshot) throws -> Int {
+        try requireWritable()
+        let statements = try historyStatements()
+        return try withRetries {
+            try withRunner { runner in
+                try runner.transaction { runner in
+                    let identity = try runner.run(statements.current)
+                    let snapshot = try upTo(runner, try Self.state(identity).storeID)
+                    let (_, pruned) = try Self.state(try runner.run(statements.lockState))
+                    guard pruned.map({ $0.isCovered(by: snapshot) }) ?? true else { return 0 }
+                    let sql = statements.prune(upTo: snapshot)
+                    let deleted = try runner.run(sql[0]).affectedRows
+                    _ = try runner.run(sql[1])
+                    return deleted
+                }
+            }
+        }
+    }
+
+    private func historyStatements() throws -> HistoryStatements {
+        guard configuration.recordsHistory else {
+            throw CVManagedStructError.historyUnavailable(
+                "this PostgresStore does not record history; open it with recordsHistory = true (and migrate "
+                    + "with recordsHistory: true)")
+        }
+        return HistoryStatements(schema: configuration.schema)
+    }
+
+    /// The state row's identifier and pruning point (columns 0 and 1 of row 0).
+    private static func state(_ result: QueryResult) throws -> (storeID: String, pruned: HistorySnapshot?) {
+        guard result.rowCount > 0 else {
+            throw CVManagedStructError.historyUnavailable(
+                "the history state table \(SchemaMapping.historyStateTable) has no row: migrate with recordsHistory")
+        }
+        let storeID = try result.decode(String.self, row: 0, column: 0)
+        let pruned = try result.decodeIfPresent(String.self, row: 0, column: 1).map { text in
+            try HistorySnapshot(text: text) ?? { throw malformedSnapshot(text) }()
+        }
+        return (storeID, pruned)
+    }
+
+    private static func snapshot(_ result: QueryResult, column: Int) throws -> HistorySnapshot {
+        let text = try result.decode(String.self, row: 0, column: column)
+        guard let snapshot = HistorySnapshot(text: text) else { throw malformedSnapshot(text) }
+        return snapshot
+    }
+
+    private static func malformedSnapshot(_ text: String) -> PostgresStoreError {
+        PostgresStoreError(.unexpectedResult, "'\(text)' is not a snapshot")
+    }
+
+    /// The transaction of one row of ``HistoryStatements/read(after:limit:)``, or `nil` for the row of
+    /// nulls that stands for "none".
+    private static func transaction(
+        _ result: QueryResult, row: Int, after start: HistoryToken, current: HistorySnapshot
+    )
+        throws -> HistoryTransaction?
+    {
+        guard let number = try result.decodeIfPresent(Int64.self, row: row, column: 3) else { return nil }
+        let entities = try result.decode([String].self, row: row, column: 8)
+        let kinds = Array(try result.decode(String.self, row: row, column: 9))
+        let keys = try result.decode([Int64].self, row: row, column: 10)
+        let changed = try result.decode([String].self, row: row, column: 11)
+        let tombstones = try result.decodeIfPresent(String.self, row: row, column: 12).map(TombstoneCoding.decode)
+        let versions = try result.decode([Int64?].self, row: row, column: 14)
+        guard entities.count == kinds.count, keys.count == kinds.count, changed.count == kinds.count,
+            versions.count == kinds.count
+        else {
+            throw PostgresStoreError(.unexpectedResult, "history transaction \(number) has arrays of different lengths")
+        }
+        var changes: [HistoryChange] = []
+        changes.reserveCapacity(kinds.count)
+        for position in kinds.indices {
+            guard let kind = HistoryChange.Kind(letter: kinds[position]) else {
+                throw PostgresStoreError(
+                    .unexpectedResult, "history transaction \(number) has a change of kind \(kinds[position])")
+            }
+            let names = changed[position].isEmpty ? [] : changed[position].split(separator: ",").map(String.init)
+            changes.append(
+                HistoryChange(
+                    kind: kind, objectID: .permanent(entities[position], keys[position]), updatedProperties: names,
+                    tombstone: tombstones?[position] ?? [:], version: versions[position]))
+        }
+        let inBatch = try result.decode(Bool.self, row: row, column: 13)
+        return HistoryTransaction(
+            token: HistoryReading.token(after: number, inBatch: inBatch, from: start, current: current),
+            transactionNumber: number, timestamp: try result.decode(Date.self, row: row, column: 5),
+            author: try result.decodeIfPresent(String.self, row: row, column: 6),
+            name: try result.decodeIfPresent(String.self, row: row, column: 7), changes: changes)
+    }
+}
+
+extension PostgresStore {
+    /// Whether a write transaction's statements end in something other than its last write (a change
+    /// notification, a history record), so that `COMMIT` cannot go with that write.
+    var writesAfterChanges: Bool { notificationChannel != nil || configuration.recordsHistory }
+
+    /// The tombstones of a strategy's deletes (a context's save; a batch delete records none), read and
+    /// locked before the deletes run: one statement per entity whose deletes keep values.
+    func tombstones(for strategy: WriteStrategy, _ runner: StatementRunner) throws
+        -> [ManagedObjectID: [String: AttributeValue]]
+    {
+        guard case .statements(_, let changes) = strategy, !changes.deletes.isEmpty else { return [:] }
+        var result: [ManagedObjectID: [String: AttributeValue]] = [:]
+        let statements = HistoryStatements(schema: configuration.schema)
+        let byEntity = Dictionary(grouping: changes.deletes.compactMap { $0.id.primaryKey == nil ? nil : $0.id }) {
+            $0.entityName
+        }
+        for (name, ids) in byEntity.sorted(by: { $0.key < $1.key }) {
+            let entity = try index.entity(name).entity
+            let names = HistoryChange.tombstoneAttributes(of: entity)
+            guard !names.isEmpty else { continue }
+            let types = try names.map { try index.entity(name).attribute($0).type }
+            let rows = try runner.run(
+                statements.tombstones(of: name, attributes: names, keys: ids.compactMap(\.primaryKey)))
+            for row in 0..<rows.rowCount {
+                let key = try rows.decode(Int64.self, row: row, column: 0)
+                var values: [String: AttributeValue] = [:]
+                for (column, attribute) in names.enumerated() {
+                    values[attribute] = try BindEncoding.attributeValue(
+                        rows, row: row, column: column + 1, type: types[column])
+                }
+                result[.permanent(name, key)] = values
+            }
+        }
+        return result
+    }
+
+    /// Records a transaction's changes in the history table: its last statement before `COMMIT`.
+    func recordHistory(
+        _ outcome: WriteOutcome, tombstones: [ManagedObjectID: [String: AttributeValue]], _ runner: StatementRunner
+    )
+        throws
+    {
+        let changes = HistoryChange.changes(
+            of: outcome.notified, result: outcome.notifiedResult, tombstones: tombstones)
+        guard !changes.isEmpty else { return }
+        let record = HistoryRecord(
+            author: outcome.notified.transactionAuthor ?? configuration.historyAuthor,
+            name: outcome.notified.transactionName, changes: changes)
+        _ = try runner.run(HistoryStatements(schema: configuration.schema).record(record))
+    }
+}

@@ -1,0 +1,211 @@
+@_spi(StoreImplementation) import CoreValue
+import CoreValueExamples
+import CoreValuePostgres
+import CoreValueTesting
+import Foundation
+import Synchronization
+import LibPQ
+import Testing
+
+/// History on PostgreSQL beyond the shared suite: commit order against transaction start order, the schema
+/// path, and tombstones of every type.
+@Suite struct HistoryTests {
+    /// Runs `body` with a store recording history on a fresh schema migrated from `model` with the history tables.
+    static func withHistoryStore(
+        _ function: String = #function, model: ManagedObjectModel = ExampleModel.model,
+        _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
+    ) throws {
+        try TestDatabase.withSchema(function) { url, schema in
+            try Migrator(url: url, schema: schema).migrate(model: model, recordsHistory: true)
+            let store = try PostgresStore(
+                model: model,
+                configuration: try .init(url: url, schema: schema).with { $0.recordsHistory = true })
+            defer { store.close() }
+            try body(store, url, schema)
+        }
+    }
+
+    /// The anomaly a sequence number taken inside each transaction allows: A takes number 10, B takes 11, B
+    /// commits, a reader reads up to 11, then A commits. A reader of ours sees B, then A, each once.
+    @Test func aTransactionThatCommitsAfterALaterNumberedOneIsStillRead() throws {
+        try Self.withHistoryStore { store, url, schema in
+            let start = try store.currentHistoryToken()
+            // A: a save held open after recording (its number taken), as a slow COMMIT would be.
+            let held = try Connection(url)
+            defer { held.close() }
+            try held.execute("BEGIN")
+            let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
+            let numberA = try held.query(
+                "INSERT INTO \(table) (entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'i', '{1}', '{1}', '{\"\"}') "
+                    + "RETURNING \"_pk\"", []
+            ).decode(Int64.self, row: 0, column: 0)
+            // B: a save through the store, numbered after A, committed first.
+            var bob = Employee(name: "Bob", age: 40, position: nil, department: "Sales", job: "Clerk")
+            try bob.save(ManagedObjectContext(store: store))
+            let first = try store.history(after: start, limit: 10)
+            #expect(first.count == 1)
+            #expect(first.first.map { $0.transactionNumber > numberA } == true)
+            guard let afterB = first.last?.token else { return }
+            #expect(try store.history(after: afterB, limit: 10).isEmpty)
+
+            try held.execute("COMMIT")
+            let second = try store.history(after: afterB, limit: 10)
+            #expect(second.map(\.transactionNumber) == [numberA])
+            // From the start, both come in one batch: they touched no common row, so either order is a commit
+            // order, and they come by number.
+            let all = try store.history(after: start, limit: 10).map(\.transactionNumber)
+            #expect(all == [numberA] + first.map(\.transactionNumber))
+            // Read in pages of one, the same.
+            var token = start
+            var paged: [Int64] = []
+            while let next = try store.history(after: token, limit: 1).first {
+                paged.append(next.transactionNumber)
+                token = next.token
+            }
+            #expect(paged == all)
+        }
+    }
+
+    /// A save that waits for another's row lock is invisible while it waits and is read after what committed
+    /// meanwhile; a rolled-back transaction never appears.
+    @Test func aSaveBlockedOnARowLockIsReadAfterWhatCommittedMeanwhile() throws {
+        try Self.withHistoryStore { store, url, schema in
+            var eve = Employee(name: "Eve", age: 30, position: nil, department: "Sales", job: "Clerk")
+            try eve.save(ManagedObjectContext(store: store))
+            guard let eveKey = eve.objectID?.primaryKey else { return }
+            let start = try store.currentHistoryToken()
+            let locker = try Connection(url)
+            defer { locker.close() }
+            try locker.execute("BEGIN")
+            try locker.execute(
+                "SELECT 1 FROM \(SQLIdentifier("Employee", schema: schema).quoted) WHERE \"_pk\" = \(eveKey) FOR UPDATE"
+            )
+            // A rolled-back history row: never read.
+            let aborted = try Connection(url)
+            defer { aborted.close() }
+            try aborted.execute(
+                "BEGIN; INSERT INTO \(SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted) "
+                    + "(entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'd', '{999}', '{NULL}', '{\"\"}')")
+
+            var changedEve = eve
+            changedEve.age = 31
+            let waiting = changedEve
+            let saved = DispatchSemaphore(value: 0)
+            let failure = Mutex<(any Error)?>(nil)
+            Thread {
+                do {
+                    let context = ManagedObjectContext(store: store)
+                    var ann = Employee(name: "Ann", age: 22, position: nil, department: "Ops", job: "Clerk")
+                    try ann.toObject(context)
+                    try waiting.toObject(context)
+                    try context.save()
+                } catch {
+                    failure.withLock { $0 = error }
+                }
+                saved.signal()
+            }.start()
+            try Self.waitForLockWait(url)
+            var bob = Employee(name: "Bob", age: 40, position: nil, department: "Sales", job: "Clerk")
+            try bob.save(ManagedObjectContext(store: store))
+            let whileWaiting = try store.history(after: start, limit: 10)
+            #expect(whileWaiting.map { $0.changes.map(\.objectID) } == [[bob.objectID].compactMap { $0 }])
+            try aborted.execute("ROLLBACK")
+            try locker.execute("COMMIT")
+            saved.wait()
+            #expect(failure.withLock { $0 } == nil)
+            guard let afterBob = whileWaiting.last?.token else { return }
+            let rest = try store.history(after: afterBob, limit: 10)
+            #expect(rest.count == 1)
+            #expect(rest.first?.changes.map(\.kind) == [.insert, .update])
+            #expect(try store.history(after: start, limit: 10).count == 2)
+        }
+    }
+
+    /// Polls until a backend waits for a lock (bounded: 10 s).
+    static func waitForLockWait(_ url: String) throws {
+        let connection = try Connection(url)
+        defer { connection.close() }
+        for _ in 0..<1_000 {
+            let waiting = try connection.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'", []
+            ).decode(Int64.self, row: 0, column: 0)
+            if waiting > 0 { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("no backend waited for the lock")
+    }
+
+    /// The history tables come from the migration path and are checked when a store opens.
+    @Test func theHistoryTablesAreMigratedAndChecked() throws {
+        try TestDatabase.withSchema { url, schema in
+            let migrator = try Migrator(url: url, schema: schema)
+            try migrator.migrate(model: ExampleModel.model)
+            let configuration = try PostgresStore.Configuration(url: url, schema: schema).with {
+                $0.recordsHistory = true
+            }
+            #expect {
+                _ = try PostgresStore(model: ExampleModel.model, configuration: configuration)
+            } throws: { error in
+                (error as? PostgresStoreError).map {
+                    $0.code == .schemaMismatch && $0.mismatches.contains { $0.contains(SchemaMapping.historyTable) }
+                } ?? false
+            }
+            let diff = try migrator.diff(model: ExampleModel.model, recordsHistory: true)
+            #expect(diff.statements.count == 3)  // two tables (the state one with its row) and the xid index
+            #expect(diff.destructive.isEmpty)
+            try migrator.migrate(model: ExampleModel.model, recordsHistory: true)
+            let again = try migrator.diff(model: ExampleModel.model, recordsHistory: true)
+            #expect(again.statements.isEmpty, "\(again.statements)")
+            // A schema that has the tables serves stores without history too, and a diff without history
+            // leaves them alone.
+            #expect(try migrator.diff(model: ExampleModel.model).destructive.isEmpty)
+            let plain = try PostgresStore(model: ExampleModel.model, configuration: try .init(url: url, schema: schema))
+            defer { plain.close() }
+            var eve = Employee(name: "Eve", age: 30, position: nil, department: "Sales", job: "Clerk")
+            try eve.save(ManagedObjectContext(store: plain))
+            let recording = try PostgresStore(model: ExampleModel.model, configuration: configuration)
+            defer { recording.close() }
+            #expect(try recording.history(after: nil, limit: 10).isEmpty)
+            #expect { _ = try plain.history(after: nil, limit: 1) } throws: {
+                ($0 as? CVManagedStructError)?.code == .historyUnavailable
+            }
+        }
+    }
+
+    /// A delete's tombstone keeps every attribute marked preserved, of every type, exactly as `MemoryStore`'s.
+    @Test func tombstonesKeepEveryTypeExactly() throws {
+        let entities = ExampleModel.entities.map { entity -> Entity in
+            guard entity.name == "Car" else { return entity }
+            var car = entity
+            car.attributes = car.attributes.map {
+                var attribute = $0
+                attribute.preservesValueAfterDeletion = true
+                return attribute
+            }
+            return car
+        }
+        let model = try ManagedObjectModel(entities)
+        try Self.withHistoryStore(model: model) { store, _, _ in
+            let memory = MemoryStore(model: model, recordsHistory: true)
+            var stones: [[String: AttributeValue]] = []
+            for target in [store as any HistoryStore, memory] {
+                let context = ManagedObjectContext(store: target)
+                var car = Car(
+                    name: "Beetle", kind: .hatchback, doors: 3, mileage: 123_456_789_012, seats: 4, weight: 812.5,
+                    power: 37.25, registered: true, price: Decimal(string: "12345.67") ?? 0,
+                    builtAt: Date(timeIntervalSince1970: 1_700_000_000.25), vin: UUID(), photo: Data([0, 1, 255]),
+                    nickname: nil)
+                try car.save(context)
+                let start = try target.currentHistoryToken()
+                _ = try car.delete(context)
+                try context.save()
+                let history = try target.history(after: start, limit: 10)
+                stones.append(history.first?.changes.first?.tombstone ?? [:])
+            }
+            #expect(stones[0].count == 13)
+            #expect(stones[0]["photo"] == .data(Data([0, 1, 255])))
+            #expect(stones[0]["nickname"] == .null)
+            #expect(stones[0].filter { $0.key != "vin" } == stones[1].filter { $0.key != "vin" })
+        }
+    }
+}
