@@ -13,13 +13,16 @@ import Testing
     /// Runs `body` with a store recording history on a fresh schema migrated from `model` with the history tables.
     static func withHistoryStore(
         _ function: String = #function, model: ManagedObjectModel = ExampleModel.model,
-        _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
+        channel: String? = nil, _ body: (PostgresStore, _ url: String, _ schema: String) throws -> Void
     ) throws {
         try TestDatabase.withSchema(function) { url, schema in
             try Migrator(url: url, schema: schema).migrate(model: model, recordsHistory: true)
             let store = try PostgresStore(
                 model: model,
-                configuration: try .init(url: url, schema: schema).with { $0.recordsHistory = true })
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.recordsHistory = true
+                    $0.notificationChannel = channel
+                })
             defer { store.close() }
             try body(store, url, schema)
         }
@@ -85,7 +88,8 @@ import Testing
             defer { aborted.close() }
             try aborted.execute(
                 "BEGIN; INSERT INTO \(SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted) "
-                    + "(entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'd', '{999}', '{NULL}', '{\"\"}')")
+                    + "(entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'd', '{999}', '{NULL}', '{\"\"}')"
+            )
 
             var changedEve = eve
             changedEve.age = 31
@@ -206,6 +210,78 @@ import Testing
             #expect(stones[0]["photo"] == .data(Data([0, 1, 255])))
             #expect(stones[0]["nickname"] == .null)
             #expect(stones[0].filter { $0.key != "vin" } == stones[1].filter { $0.key != "vin" })
+        }
+    }
+
+    /// A history listener hands out every save once, woken by notifications; after its notification
+    /// connection is killed it still hands out what committed meanwhile, with no gap to report.
+    @Test func aHistoryListenerMissesNothingAcrossALostConnection() throws {
+        let channel = "cv_history_" + UUID().uuidString.prefix(8).lowercased()
+        try Self.withHistoryStore(channel: channel) { store, url, _ in
+            let listener = try store.makeHistoryListener(
+                after: try store.currentHistoryToken(), pollInterval: .seconds(30))
+            defer { listener.close() }
+            #expect(try listener.next(timeout: .milliseconds(50)).isEmpty)
+            var names: [String] = []
+            func save(_ name: String) throws {
+                var employee = Employee(name: name, age: 30, position: nil, department: "Ops", job: "Clerk")
+                try employee.save(ManagedObjectContext(store: store))
+            }
+            try save("A")
+            // Woken by the notification long before the 30 s poll.
+            names += try listener.next(timeout: .seconds(10)).flatMap(\.changes).map(\.objectID.description)
+            #expect(names.count == 1)
+            try TestDatabase.execute(
+                url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE strpos(query, '\(channel)') > 0 "
+                    + "AND pid <> pg_backend_pid()")
+            try save("B")
+            try save("C")
+            var read: [HistoryTransaction] = []
+            for _ in 0..<20 where read.count < 2 { read += try listener.next(timeout: .seconds(1)) }
+            #expect(read.count == 2)
+            #expect(try listener.next(timeout: .milliseconds(50)).isEmpty)
+            #expect(listener.token == read.last?.token)
+        }
+    }
+
+    /// The async form: a sequence of transactions as they commit, ending when its task is cancelled; without
+    /// a channel the listener polls.
+    @Test func historyTransactionsAsAnAsyncSequence() async throws {
+        guard TestDatabase.isAvailable(#function) else { return }
+        try await TestSchema.withEmpty { schema in
+            try await Migrator(url: schema.url, schema: schema.name).migrate(
+                model: ExampleModel.model, recordsHistory: true)
+            let store = try PostgresStore(
+                model: ExampleModel.model,
+                configuration: try .init(url: schema.url, schema: schema.name).with { $0.recordsHistory = true })
+            defer { store.close() }
+            let listener = try store.makeHistoryListener(after: nil, pollInterval: .milliseconds(20))
+            let reader = Task {
+                var numbers: [Int64] = []
+                for try await transaction in listener.transactions() {
+                    numbers.append(transaction.transactionNumber)
+                    if numbers.count == 5 { break }
+                }
+                return numbers
+            }
+            for index in 0..<5 {
+                var employee = Employee(name: "E\(index)", age: 30, position: nil, department: "Ops", job: "Clerk")
+                try await employee.save(ManagedObjectContext(store: store))
+            }
+            let numbers = try await reader.value
+            #expect(numbers.count == 5 && numbers == numbers.sorted())
+            // A cancelled task ends its sequence.
+            let quiet = try store.makeHistoryListener(after: await store.currentHistoryToken())
+            let idle = Task {
+                var count = 0
+                for try await _ in quiet.transactions() {
+                    count += 1
+                }
+                return count
+            }
+            idle.cancel()
+            #expect(try await idle.value == 0)
         }
     }
 }

@@ -4,7 +4,7 @@
 /// Tokens are plain values: keep one in a file or a row (`Codable`), send it to another process (`Sendable`);
 /// it stays valid across restarts of the reader and of the server, and across a failover to a synchronous
 /// standby. A token names the store's history it came from: another database's or schema's store refuses it
-/// with ``CVManagedStructError/Code/historyTokenInvalid``. Tokens of one reader compare in the order it read
+/// with ``CVManagedStructError/Code/historyUnavailable``. Tokens of one reader compare in the order it read
 /// them.
 public struct HistoryToken: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     /// The history this token belongs to: a random identifier made when the store's history tables were.

@@ -50,7 +50,7 @@ public struct HistoryChange: Sendable, Hashable {
     /// ``Attribute/preservesValueAfterDeletion``, as they were when the row was deleted. Empty otherwise.
     public var tombstone: [String: AttributeValue]
     /// The object's version once the transaction committed (its row's optimistic-locking version, as
-    /// ``ManagedObject/version`` reads it); `nil` for a delete, and for an owner whose only change was a
+    /// a persistent struct's next save checks); `nil` for a delete, and for an owner whose only change was a
     /// member list the store keeps on the other side.
     public var version: Int64?
 

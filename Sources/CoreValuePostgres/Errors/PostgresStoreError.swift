@@ -42,7 +42,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         public static let unexpectedResult = Code(.unexpectedResult)
         /// A save was given to a store opened with `readOnly: true` (for example on a standby).
         public static let readOnlyStore = Code(.readOnlyStore)
-        /// ``Migrator/migrate(model:)-51bl7`` found steps that would lose data or may fail (dropping a column, a
+        /// `Migrator.migrate(model:recordsHistory:)` found steps that would lose data or may fail (dropping a column, a
         /// narrowing type change, ...): nothing was applied; ``PostgresStoreError/mismatches`` lists them.
         public static let migrationNeedsReview = Code(.migrationNeedsReview)
 

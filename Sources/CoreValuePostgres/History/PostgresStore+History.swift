@@ -20,7 +20,7 @@ extension PostgresStore: HistoryStore {
     }
 
     /// Up to `limit` transactions after `token`, in one statement (one snapshot, so a concurrent prune is
-    /// either wholly seen, and the token may have expired, or not at all). See ``HistoryStore``.
+    /// either wholly seen, and the token may have expired, or not at all). See `HistoryStore`.
     public func history(after token: HistoryToken?, limit: Int) throws -> [HistoryTransaction] {
         try HistoryReading.check(limit: limit)
         let statements = try historyStatements()

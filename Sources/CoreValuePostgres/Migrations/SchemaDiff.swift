@@ -3,7 +3,7 @@
 /// The DDL that brings a database's schema to a model: what changed in the model since the tables were
 /// made, as statements to review, never applied silently.
 ///
-/// Made from the model's mapping and the database's catalog (``Migrator/diff(model:)-2hqr3``). Additions are
+/// Made from the model's mapping and the database's catalog (`Migrator.diff(model:recordsHistory:)`). Additions are
 /// statements: new entities (tables, their foreign keys and indexes), new attributes (columns, with their
 /// default, `UNIQUE` and collation), new to-one relationships (foreign-key columns), new to-many
 /// relationships (join tables), an attribute made optional (`DROP NOT NULL`), a default added or removed,

@@ -66,7 +66,7 @@ extension SchemaCatalog {
 extension SchemaDiff {
     /// The DDL that takes a database made for `old` to `new` (two versions of one model), without a database:
     /// `new` compared with the catalog `old`'s DDL would leave. The same statements and destructive steps as
-    /// ``Migrator/diff(model:)-2hqr3`` on such a database.
+    /// `Migrator.diff(model:recordsHistory:)` on such a database.
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` for a model PostgreSQL can't hold.
     public static func between(_ old: ManagedObjectModel, _ new: ManagedObjectModel, schema: String? = nil) throws
