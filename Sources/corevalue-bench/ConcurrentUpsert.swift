@@ -13,6 +13,8 @@ struct ConcurrentUpsert {
     static let ids = 1000
 
     let workload: Workload
+    /// Whether the workers' stores record history (`op=concurrent_upsert.history`).
+    var recordsHistory = false
 
     func run() throws {
         try workload.admin.execute("TRUNCATE \(workload.table("Employee")) CASCADE")
@@ -20,7 +22,9 @@ struct ConcurrentUpsert {
         var children: [WorkerProcess] = []
         for w in 0..<Self.workers {
             children.append(
-                try WorkerProcess(executable: executable, arguments: ["--worker", workload.url, String(w)]))
+                try WorkerProcess(
+                    executable: executable,
+                    arguments: ["--worker", workload.url, String(w)] + (recordsHistory ? ["history"] : [])))
         }
         defer { children.forEach { $0.finish() } }
         for child in children { try child.expect("ready") }
@@ -36,7 +40,9 @@ struct ConcurrentUpsert {
         }
         let elapsed = ContinuousClock.now - start
         let total = Self.workers * Self.rounds * Self.ids
-        printLine(op: "concurrent_upsert", rows: total, elapsed: elapsed, extra: "workers=\(Self.workers)")
+        printLine(
+            op: recordsHistory ? "concurrent_upsert.history" : "concurrent_upsert", rows: total, elapsed: elapsed,
+            extra: "workers=\(Self.workers)")
         for child in children { try child.send("quit") }
         if !errors.isEmpty {
             workload.failures.append("concurrent_upsert: workers reported \(errors.count) errors: \(errors.prefix(3))")
@@ -47,11 +53,14 @@ struct ConcurrentUpsert {
     }
 
     /// The worker side: runs in its own process.
-    static func worker(url: String, index: Int) -> Int32 {
+    static func worker(url: String, index: Int, recordsHistory: Bool) -> Int32 {
         do {
             let store = try PostgresStore(
                 model: try BenchModel.make(),
-                configuration: try .init(url: url, schema: BenchModel.schema).with { $0.poolSize = 1 })
+                configuration: try .init(url: url, schema: BenchModel.schema).with {
+                    $0.poolSize = 1
+                    $0.recordsHistory = recordsHistory
+                })
             let batches = (1...rounds).map { r in
                 (1...ids).map { BenchData.employee($0, salaryDelta: Double(100 * r + index)) }
             }

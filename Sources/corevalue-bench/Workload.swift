@@ -14,7 +14,7 @@ final class Workload {
     let n: Int
     let model: ManagedObjectModel
     let admin: Connection
-    private(set) var store: PostgresStore
+    var store: PostgresStore
     var failures: [String] = []
 
     init(url: String, n: Int) throws {
@@ -25,8 +25,32 @@ final class Workload {
         self.admin = try Connection(url)
         try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(BenchModel.schema)) CASCADE")
         try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(BenchModel.schema))")
-        try admin.execute(SchemaPrinter(model: model, schema: BenchModel.schema).ddl)
+        // With the history tables, for the `.history` variants' store; the main store records nothing.
+        try admin.execute(SchemaPrinter(model: model, schema: BenchModel.schema, recordsHistory: true).ddl)
         self.store = try PostgresStore(model: model, configuration: try .init(url: url, schema: BenchModel.schema))
+    }
+
+    /// Runs `body` with ``store`` recording history (the `.history` variants of the write ops), then counts
+    /// what it recorded: at least `expected` transactions.
+    func withHistory(expected: Int, _ body: () throws -> Void) throws {
+        let plain = store
+        store = try PostgresStore(
+            model: model,
+            configuration: try .init(url: url, schema: BenchModel.schema).with { $0.recordsHistory = true })
+        defer {
+            store.close()
+            store = plain
+        }
+        let before = try historyCount()
+        try body()
+        let recorded = try historyCount() - before
+        if recorded < expected { failures.append("history: \(recorded) transactions recorded, expected \(expected)") }
+    }
+
+    private func historyCount() throws -> Int {
+        Int(
+            try admin.query("SELECT count(*) FROM \(table(SchemaMapping.historyTable))").decode(
+                Int64.self, row: 0, column: 0))
     }
 
     /// Times `body`, prints the operation's line, and records a failed check.
@@ -81,11 +105,14 @@ final class Workload {
         do {
             let raised = (1...n).map { BenchData.employee($0, salaryDelta: 1000) }
             measure("upsert", rows: n, { phases in try saveAll(raised, &phases) }) {
-                if let problem = try expectCount(n) { return problem }
-                let expected = (1...n).reduce(Decimal(0)) { $0 + Decimal(BenchData.baseSalary($1) + 1000) }
-                let sum = try admin.query("SELECT sum(salary)::numeric FROM \(table("Employee"))")
-                    .decode(Decimal.self, row: 0, column: 0)
-                return sum == expected ? nil : "sum(salary) = \(sum), expected \(expected)"
+                try expectSalaries(delta: 1000)
+            }
+        }
+        // The same upsert of every row with history recorded.
+        try withHistory(expected: 1) {
+            let raised = (1...n).map { BenchData.employee($0, salaryDelta: 2000) }
+            measure("upsert.history", rows: n, { phases in try saveAll(raised, &phases) }) {
+                try expectSalaries(delta: 2000)
             }
         }
 
@@ -95,7 +122,21 @@ final class Workload {
         try queryPredicate()
         try runStream(rows: n)
         try runCompany()
+        // The company saved again from the same state, with history recorded.
+        try admin.execute("TRUNCATE \(table("Company")) CASCADE")
+        try withHistory(expected: 1) { try saveCompany(op: "company_save.history") }
         try ConcurrentUpsert(workload: self).run()
+        try withHistory(expected: ConcurrentUpsert.workers * ConcurrentUpsert.rounds) {
+            try ConcurrentUpsert(workload: self, recordsHistory: true).run()
+        }
+    }
+
+    private func expectSalaries(delta: Double) throws -> String? {
+        if let problem = try expectCount(n) { return problem }
+        let expected = (1...n).reduce(Decimal(0)) { $0 + Decimal(BenchData.baseSalary($1) + delta) }
+        let sum = try admin.query("SELECT sum(salary)::numeric FROM \(table("Employee"))")
+            .decode(Decimal.self, row: 0, column: 0)
+        return sum == expected ? nil : "sum(salary) = \(sum), expected \(expected)"
     }
 
     func fetchByIDs() throws {
@@ -248,15 +289,23 @@ final class Workload {
         return workload
     }
 
-    private func runCompany(rounds: Int = 1) throws {
+    /// `company_save` (or its variant `op`): a new company of the first 1,000 employees, in one save.
+    @discardableResult
+    private func saveCompany(op: String = "company_save") throws -> (BenchCompany, ManagedObjectContext) {
         let context = ManagedObjectContext(store: store)
         let members: [BenchEmployee] = try BenchEmployee.query(
             context, predicate: .comparison(key: "id", .lessThanOrEqual, .int64(1000)),
             sortDescriptors: [CVSortDescriptor(key: "id")])
-        var company = BenchCompany(name: "Acme", founded: BenchData.acmeFounded, employees: members)
-        measure("company_save", rows: members.count, { phases in try save(company, context, &phases) }) {
+        let company = BenchCompany(name: "Acme", founded: BenchData.acmeFounded, employees: members)
+        measure(op, rows: members.count, { phases in try save(company, context, &phases) }) {
             try expectPositions(Array(1...Int64(members.count)))
         }
+        return (company, context)
+    }
+
+    private func runCompany(rounds: Int = 1) throws {
+        var (company, context) = try saveCompany()
+        let members = company.employees
         var loaded: [BenchCompany] = []
         for _ in 0..<rounds {
             company.employees.reverse()

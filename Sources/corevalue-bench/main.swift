@@ -7,11 +7,12 @@ import Foundation
 // corevalue-bench --box N: boxing and an in-memory save only, for profilers.
 // corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed).
 // corevalue-bench --batch URL [ROWS ROUNDS]: aggregates and batch requests beside the same SQL.
+// corevalue-bench --history URL N: reading N history transactions in pages, with the resident set.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-if arguments.first == "--worker", arguments.count == 3, let index = Int(arguments[2]) {
-    exit(ConcurrentUpsert.worker(url: arguments[1], index: index))
+if arguments.first == "--worker", (3...4).contains(arguments.count), let index = Int(arguments[2]) {
+    exit(ConcurrentUpsert.worker(url: arguments[1], index: index, recordsHistory: arguments.count == 4))
 }
 
 // corevalue-bench --box N: boxes N employees into a MemoryStore context and saves them, with no server: a
@@ -58,6 +59,18 @@ if arguments.first == "--fetch", arguments.count == 4, let n = Int(arguments[2])
 // op=company_reorder and op=company_fetch (profiling).
 if arguments.first == "--company", arguments.count == 3, let r = Int(arguments[2]), r > 0 {
     runMode { try Workload.companyOnly(url: arguments[1], repeats: r) }
+}
+
+// corevalue-bench --history URL N: N recorded transactions read back in pages (op=history_read, resident set).
+if arguments.first == "--history", arguments.count == 3, let n = Int(arguments[2]), n > 0 {
+    do {
+        let failures = try HistoryBench.run(url: arguments[1], n: n)
+        for failure in failures { log("check failed: \(failure)") }
+        exit(failures.isEmpty ? 0 : 1)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
 }
 
 // corevalue-bench --batch URL [ROWS ROUNDS]: aggregates, batch update and batch delete over ROWS rows (default

@@ -39,7 +39,8 @@ import Testing
             try held.execute("BEGIN")
             let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
             let numberA = try held.query(
-                "INSERT INTO \(table) (entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'i', '{1}', '{1}', '{\"\"}') "
+                "INSERT INTO \(table) (entities, properties, kinds, entity_index, keys, versions, property_index) "
+                    + "VALUES ('{Employee}', '{\"\"}', 'i', '{0}', '{1}', '{1}', '{0}') "
                     + "RETURNING \"_pk\"", []
             ).decode(Int64.self, row: 0, column: 0)
             // B: a save through the store, numbered after A, committed first.
@@ -88,7 +89,8 @@ import Testing
             defer { aborted.close() }
             try aborted.execute(
                 "BEGIN; INSERT INTO \(SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted) "
-                    + "(entities, kinds, keys, versions, changed) VALUES ('{Employee}', 'd', '{999}', '{NULL}', '{\"\"}')"
+                    + "(entities, properties, kinds, entity_index, keys, versions, property_index) "
+                    + "VALUES ('{Employee}', '{\"\"}', 'd', '{0}', '{999}', '{NULL}', '{0}')"
             )
 
             var changedEve = eve

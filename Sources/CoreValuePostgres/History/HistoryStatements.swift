@@ -11,12 +11,14 @@ struct HistoryStatements {
     /// The statement that records one transaction: the save's last before `COMMIT`, so that its number (the
     /// identity `"_pk"`) is taken after every row lock the save waited for.
     func record(_ record: HistoryRecord) -> SQL {
-        "INSERT INTO \(history) (author, name, entities, kinds, keys, versions, changed, tombstones) VALUES ("
-            + "\(bind: record.author.map { .text($0) } ?? .scalar(.string, .null)), "
+        "INSERT INTO \(history) (author, name, entities, properties, kinds, entity_index, keys, versions, "
+            + "property_index, tombstones) VALUES (\(bind: record.author.map { .text($0) } ?? .scalar(.string, .null)), "
             + "\(bind: record.name.map { .text($0) } ?? .scalar(.string, .null)), "
-            + "\(typedBind: .array(.string, record.entities.map { .string($0) })), \(bind: .text(record.kinds)), "
+            + "\(typedBind: .array(.string, record.entities.map { .string($0) })), "
+            + "\(typedBind: .array(.string, record.properties.map { .string($0) })), \(bind: .text(record.kinds)), "
+            + "\(typedBind: .array(.int32, record.entityIndex.map { .int32($0) })), "
             + "\(typedBind: .int64Array(record.keys)), \(typedBind: .optionalInt64Array(record.versions)), "
-            + "\(typedBind: .array(.string, record.changed.map { .string($0) })), "
+            + "\(typedBind: .array(.int32, record.propertyIndex.map { .int32($0) })), "
             + "\(bind: record.tombstones.map { .text($0) } ?? .scalar(.string, .null)))"
     }
 
@@ -39,23 +41,30 @@ struct HistoryStatements {
     /// `author`, `name`, `entities`, `kinds`, `keys`, `changed`, `tombstones` and whether it belongs to the
     /// token's batch; the batch's rest first, then the new batch, each in number order. With no transaction
     /// to read, one row of the state's columns and nulls.
+    ///
+    /// Each part is written so that one index serves it whatever the statistics and whether the plan is
+    /// generic (the statement is prepared): the rest of a batch walks the primary key from `after`; the new
+    /// batch is a range of the `xid` index, bounded on both sides (its rows started after the batch's oldest
+    /// running transaction and ended before now), which the planner takes as narrow even for a table never
+    /// analysed. A one-sided bound let it walk the whole table by key on every poll.
     func read(after token: HistoryToken, limit: Int) -> SQL {
         let columns: SQL =
-            "\"_pk\", xid, committed_at, author, name, entities, kinds, keys, changed, tombstones, versions"
+            "\"_pk\", xid, committed_at, author, name, entities, kinds, keys, properties, tombstones, versions, "
+            + "entity_index, property_index"
         let base = SQLBind.text(token.base.text)
         let batch = SQLBind.text(token.batch.text)
         let rest: SQL =
             "SELECT \(columns), true AS in_batch FROM \(history) WHERE \"_pk\" > \(bind: .int64(token.after)) "
-            + "AND xid >= \(bind: .text(String(token.base.xmin)))::xid8 "
             + "AND pg_visible_in_snapshot(xid, \(bind: batch)::pg_snapshot) "
             + "AND NOT pg_visible_in_snapshot(xid, \(bind: base)::pg_snapshot) "
             + "ORDER BY \"_pk\" LIMIT \(bind: .int64(Int64(limit)))"
         let new: SQL =
             "SELECT \(columns), false FROM \(history) WHERE xid >= \(bind: .text(String(token.batch.xmin)))::xid8 "
-            + "AND NOT pg_visible_in_snapshot(xid, \(bind: batch)::pg_snapshot) "
+            + "AND xid < pg_snapshot_xmax(pg_current_snapshot()) AND NOT pg_visible_in_snapshot(xid, \(bind: batch)::pg_snapshot) "
             + "ORDER BY \"_pk\" LIMIT \(bind: .int64(Int64(limit)))"
         return "SELECT s.store_id::text, s.pruned, pg_current_snapshot()::text, h.\"_pk\", h.xid::text, "
-            + "h.committed_at, h.author, h.name, h.entities, h.kinds, h.keys, h.changed, h.tombstones, h.in_batch, h.versions "
+            + "h.committed_at, h.author, h.name, h.entities, h.kinds, h.keys, h.properties, h.tombstones, h.in_batch, h.versions, "
+            + "h.entity_index, h.property_index "
             + "FROM (SELECT store_id, pruned FROM \(state) ORDER BY \"_pk\" LIMIT 1) s "
             + "LEFT JOIN LATERAL ((\(rest)) UNION ALL (\(new))) h ON true "
             + "ORDER BY h.in_batch DESC, h.\"_pk\" LIMIT \(bind: .int64(Int64(limit)))"
@@ -81,33 +90,63 @@ struct HistoryStatements {
     }
 }
 
-/// One transaction's row of the history table, as recorded.
+/// One transaction's row of the history table, as recorded: per change a kind letter, an entity and a
+/// property list by position in ``entities`` and ``properties``, a key and a version.
 struct HistoryRecord {
     var author: String?
     var name: String?
     var entities: [String] = []
+    /// Property lists, names joined by commas; the first is the empty list.
+    var properties: [String] = [""]
     /// One letter per change: `i`nsert, `u`pdate, `d`elete.
     var kinds = ""
+    var entityIndex: [Int32] = []
     var keys: [Int64] = []
     var versions: [Int64?] = []
-    /// Per change, the updated property names joined by commas.
-    var changed: [String] = []
+    var propertyIndex: [Int32] = []
     /// The deletes' tombstones (``TombstoneCoding``), or `nil` when none has one.
     var tombstones: String?
 
     init(author: String?, name: String?, changes: [HistoryChange]) {
         self.author = author
         self.name = name
+        entityIndex.reserveCapacity(changes.count)
+        keys.reserveCapacity(changes.count)
+        versions.reserveCapacity(changes.count)
+        propertyIndex.reserveCapacity(changes.count)
+        var entityPositions: [String: Int32] = [:]
+        var propertyPositions: [String: Int32] = ["": 0]
+        // Consecutive changes of a bulk save share one entity and one (shared) name array: compared first,
+        // which for a shared array costs nothing.
+        var lastEntity: (name: String, at: Int32)?
+        var lastNames: (names: [String], at: Int32)?
         var stones: [Int: [String: AttributeValue]] = [:]
         for (position, change) in changes.enumerated() {
-            entities.append(change.entityName)
             kinds.append(change.kind.letter)
             keys.append(change.objectID.primaryKey ?? 0)
             versions.append(change.version)
-            changed.append(change.updatedProperties.joined(separator: ","))
+            if lastEntity?.name != change.entityName {
+                lastEntity = (change.entityName, Self.position(of: change.entityName, in: &entities, &entityPositions))
+            }
+            if lastNames?.names != change.updatedProperties {
+                let joined = change.updatedProperties.joined(separator: ",")
+                lastNames = (change.updatedProperties, Self.position(of: joined, in: &properties, &propertyPositions))
+            }
+            entityIndex.append(lastEntity?.at ?? 0)
+            propertyIndex.append(lastNames?.at ?? 0)
             if !change.tombstone.isEmpty { stones[position] = change.tombstone }
         }
         tombstones = stones.isEmpty ? nil : TombstoneCoding.encode(stones)
+    }
+
+    private static func position(of value: String, in list: inout [String], _ positions: inout [String: Int32])
+        -> Int32
+    {
+        if let known = positions[value] { return known }
+        let position = Int32(list.count)
+        list.append(value)
+        positions[value] = position
+        return position
     }
 }
 

@@ -130,13 +130,20 @@ extension PostgresStore: HistoryStore {
         let entities = try result.decode([String].self, row: row, column: 8)
         let kinds = Array(try result.decode(String.self, row: row, column: 9))
         let keys = try result.decode([Int64].self, row: row, column: 10)
-        let changed = try result.decode([String].self, row: row, column: 11)
+        let properties = try result.decode([String].self, row: row, column: 11).map { list in
+            list.isEmpty ? [] : list.split(separator: ",").map(String.init)
+        }
         let tombstones = try result.decodeIfPresent(String.self, row: row, column: 12).map(TombstoneCoding.decode)
         let versions = try result.decode([Int64?].self, row: row, column: 14)
-        guard entities.count == kinds.count, keys.count == kinds.count, changed.count == kinds.count,
-            versions.count == kinds.count
+        let entityIndex = try result.decode([Int32].self, row: row, column: 15)
+        let propertyIndex = try result.decode([Int32].self, row: row, column: 16)
+        guard keys.count == kinds.count, versions.count == kinds.count, entityIndex.count == kinds.count,
+            propertyIndex.count == kinds.count,
+            entityIndex.allSatisfy({ entities.indices.contains(Int($0)) }),
+            propertyIndex.allSatisfy({ properties.indices.contains(Int($0)) })
         else {
-            throw PostgresStoreError(.unexpectedResult, "history transaction \(number) has arrays of different lengths")
+            throw PostgresStoreError(
+                .unexpectedResult, "history transaction \(number) has arrays that do not fit together")
         }
         var changes: [HistoryChange] = []
         changes.reserveCapacity(kinds.count)
@@ -145,10 +152,10 @@ extension PostgresStore: HistoryStore {
                 throw PostgresStoreError(
                     .unexpectedResult, "history transaction \(number) has a change of kind \(kinds[position])")
             }
-            let names = changed[position].isEmpty ? [] : changed[position].split(separator: ",").map(String.init)
             changes.append(
                 HistoryChange(
-                    kind: kind, objectID: .permanent(entities[position], keys[position]), updatedProperties: names,
+                    kind: kind, objectID: .permanent(entities[Int(entityIndex[position])], keys[position]),
+                    updatedProperties: properties[Int(propertyIndex[position])],
                     tombstone: tombstones?[position] ?? [:], version: versions[position]))
         }
         let inBatch = try result.decode(Bool.self, row: row, column: 13)
@@ -202,8 +209,8 @@ extension PostgresStore {
     )
         throws
     {
-        let changes = HistoryChange.changes(
-            of: outcome.notified, result: outcome.notifiedResult, tombstones: tombstones)
+        // By stream position for a streamed save (`saved(insert:at:)`), without tabulating its result.
+        let changes = HistoryChange.changes(of: outcome.notified, result: outcome.result, tombstones: tombstones)
         guard !changes.isEmpty else { return }
         let record = HistoryRecord(
             author: outcome.notified.transactionAuthor ?? configuration.historyAuthor,

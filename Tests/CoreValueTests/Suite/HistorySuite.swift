@@ -105,6 +105,26 @@ enum HistorySuite {
             #expect(decoded == paged[3].token)
             #expect(try await readHistory(store, after: decoded, via: api).count == 4)
         },
+        HistoryCase("a bulk saveAll is one transaction listing every object with its version") { make, api in
+            let store = try make(nil)
+            let start = try await currentToken(store, api)
+            var products = (1...300).map { Product(id: Int32($0), name: "P\($0)", price: 1) }
+            try await products.saveAll(ManagedObjectContext(store: store), via: api)
+            products = (1...300).map { Product(id: Int32($0), name: "Q\($0)", price: 2) }
+            try await products.saveAll(ManagedObjectContext(store: store), via: api)
+            let history = try await readHistory(store, after: start, via: api)
+            #expect(history.count == 2)
+            let stored: [Product] = try await Product.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
+            let context = ManagedObjectContext(store: store)
+            let ids = Set(try await context.fetch(FetchRequest(entityName: "Product")).map(\.objectID))
+            #expect(stored.count == 300)
+            for (transaction, version) in zip(history, [Int64(1), 2]) {
+                #expect(Set(transaction.changes.map(\.objectID)) == ids)
+                #expect(transaction.changes.allSatisfy { $0.kind == .update && $0.version == version })
+                #expect(transaction.changes.allSatisfy { $0.updatedProperties == ["id", "name", "price"] })
+            }
+        },
         HistoryCase("a save that fails is never recorded") { make, api in
             let store = try make(nil)
             let context = ManagedObjectContext(store: store)
