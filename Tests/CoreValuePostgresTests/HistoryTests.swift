@@ -286,4 +286,42 @@ import Testing
             #expect(try await idle.value == 0)
         }
     }
+
+    /// What history costs a save, counted by the driver against the same store without history: one
+    /// statement and one round trip more (the record, which carries the `COMMIT`, after the save's
+    /// statements, whose results it lists); a delete whose tombstone keeps values, one more of each for
+    /// reading them first.
+    @Test func historyCostsASaveOneStatementAndOneRoundTrip() throws {
+        try Self.withHistoryStore { store, url, schema in
+            let plain = try PostgresStore(
+                model: ExampleModel.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 1 })
+            defer { plain.close() }
+            for target in [plain, store] {
+                try Product(id: 1, name: "one", price: 1).save(ManagedObjectContext(store: target))
+            }
+            let costs = try [plain, store].map { target in
+                let before = target.statistics
+                try Product(id: 1, name: "uno", price: 11).save(ManagedObjectContext(store: target))
+                return target.statistics.since(before)
+            }
+            #expect(costs[1].statements == costs[0].statements + 1)
+            #expect(costs[1].roundTrips == costs[0].roundTrips + 1)
+            // Deletes, once to prepare their statements on the connection, then counted.
+            let deletes = try [plain, store].map { target in
+                var deleting = StoreStatistics()
+                for id in Int32(2)...3 {
+                    try Product(id: id, name: "p", price: 2).save(ManagedObjectContext(store: target))
+                    let context = ManagedObjectContext(store: target)
+                    let found: [Product] = try Product.query(context, predicate: .key("id") == id)
+                    let before = target.statistics
+                    try #require(found.first).delete(context)
+                    try context.save()
+                    deleting = target.statistics.since(before)
+                }
+                return deleting
+            }
+            #expect(deletes[1].statements == deletes[0].statements + 2)
+            #expect(deletes[1].roundTrips == deletes[0].roundTrips + 2, "\(deletes)")
+        }
+    }
 }

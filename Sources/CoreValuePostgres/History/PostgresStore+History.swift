@@ -203,18 +203,15 @@ extension PostgresStore {
         return result
     }
 
-    /// Records a transaction's changes in the history table: its last statement before `COMMIT`.
-    func recordHistory(
-        _ outcome: WriteOutcome, tombstones: [ManagedObjectID: [String: AttributeValue]], _ runner: StatementRunner
-    )
-        throws
-    {
+    /// The statement that records a transaction's changes in the history table (its last before `COMMIT`,
+    /// or before the notification), or `nil` when it changed nothing.
+    func historyRecord(_ outcome: WriteOutcome, tombstones: [ManagedObjectID: [String: AttributeValue]]) -> SQL? {
         // By stream position for a streamed save (`saved(insert:at:)`), without tabulating its result.
         let changes = HistoryChange.changes(of: outcome.notified, result: outcome.result, tombstones: tombstones)
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return nil }
         let record = HistoryRecord(
             author: outcome.notified.transactionAuthor ?? configuration.historyAuthor,
             name: outcome.notified.transactionName, changes: changes)
-        _ = try runner.run(HistoryStatements(schema: configuration.schema).record(record))
+        return HistoryStatements(schema: configuration.schema).record(record)
     }
 }

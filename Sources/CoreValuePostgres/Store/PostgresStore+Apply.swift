@@ -106,9 +106,15 @@ extension PostgresStore {
                         let strategy = try choose(runner)
                         let tombstones = recordsHistory ? try tombstones(for: strategy, runner) : [:]
                         let outcome = try executor.execute(strategy)
-                        if recordsHistory { try recordHistory(outcome, tombstones: tombstones, runner) }
-                        if let channel = notificationChannel {
-                            try Self.notify(channel, outcome.notified, outcome.notifiedResult, runner)
+                        // The history record and the notification need no check of their results: the last
+                        // of them carries the `COMMIT` (one round trip fewer).
+                        let last = [
+                            recordsHistory ? historyRecord(outcome, tombstones: tombstones) : nil,
+                            notificationChannel.map { Self.notification($0, outcome.notified, outcome.notifiedResult) },
+                        ].compactMap { $0 }
+                        for (position, statement) in last.enumerated() {
+                            if position == last.count - 1 { runner.commitWithNextStatement() }
+                            try runner.run(statement)
                         }
                         return outcome
                     }
@@ -136,12 +142,10 @@ extension PostgresStore {
         }
     }
 
-    /// Sends a save's change notification, inside its transaction: PostgreSQL delivers it on commit only,
+    /// A save's change notification, sent inside its transaction: PostgreSQL delivers it on commit only,
     /// never for a rollback.
-    private static func notify(_ channel: String, _ changes: ChangeSet, _ result: SaveResult, _ runner: StatementRunner)
-        throws
-    {
+    private static func notification(_ channel: String, _ changes: ChangeSet, _ result: SaveResult) -> SQL {
         let payload = ChangePayload(changes: changes, result: result).encoded()
-        try runner.run("SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))")
+        return "SELECT pg_notify(\(bind: .text(channel)), \(bind: .text(payload)))"
     }
 }
