@@ -8,7 +8,9 @@
 #      sync and async) except the few that need a session of their own;
 #   2. on the primary and standby, one at a time: a writer across a failover (no acknowledged write lost,
 #      no error), a listener across a failover (it listens again and reports the gap), a read-only store
-#      across a standby restart (reads go on, and it returns to the standby).
+#      across a standby restart (reads go on, and it returns to the standby); history writer and reader
+#      processes across two failovers and a standby restart (every reader sees every committed transaction
+#      once, one of them resuming from its token on the new primary).
 # CI=true makes tests fail rather than skip when their servers are missing.
 set -euo pipefail
 
@@ -73,9 +75,11 @@ status=0
 export CV_TEST_STATEMENT_CACHE=0
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests' \
+    'HighAvailabilityTests|HistoryFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests' \
     || status=1
 unset CV_TEST_STATEMENT_CACHE
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1
 grep -h '^ha: ' "$LOG_DIR"/failover.log >&2 || true
+run history-failover "$HA_MULTI_URL" HistoryFailoverTests '✔ Suite HistoryFailoverTests passed' '' || status=1
+grep -h '^history failover' "$LOG_DIR"/history-failover.log >&2 || true
 exit $status

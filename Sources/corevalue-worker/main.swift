@@ -23,6 +23,10 @@ func emit(_ line: String) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+// corevalue-worker history-writer / history-reader: see HistoryWorker.swift.
+if arguments.first == "history-writer" { exit(runHistoryWriter(Array(arguments.dropFirst()))) }
+if arguments.first == "history-reader" { exit(runHistoryReader(Array(arguments.dropFirst()))) }
+
 // corevalue-worker ephemeral: the first thing a fresh process does is box a struct graph without a context
 // (`toObject(nil)`) and read it back; prints `ephemeral <company> <employees> <objectID>` or `error ...`.
 if arguments == ["ephemeral"] {
