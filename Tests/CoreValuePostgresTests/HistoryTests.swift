@@ -324,4 +324,74 @@ import Testing
             #expect(deletes[1].roundTrips == deletes[0].roundTrips + 2, "\(deletes)")
         }
     }
+
+    /// Pruning while a reader reads: pruned up to the reader's own token, the reader sees every save once;
+    /// pruned by date faster than it reads, it is told `historyExpired`, never handed a page with a gap
+    /// inside it, and reads on from a new token.
+    @Test func pruningUnderALiveReaderNeverLeavesAGap() throws {
+        try Self.withHistoryStore { store, _, _ in
+            let writers = 2
+            let perWriter = 150
+            let done = DispatchGroup()
+            let failure = Mutex<(any Error)?>(nil)
+            for writer in 0..<writers {
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    do {
+                        for index in 0..<perWriter {
+                            var employee = Employee(
+                                name: "w\(writer)-\(index)", age: 30, position: nil, department: "Ops", job: "Clerk")
+                            try employee.save(ManagedObjectContext(store: store))
+                        }
+                    } catch {
+                        failure.withLock { $0 = error }
+                    }
+                }.start()
+            }
+            // The reader publishes its token after handling each page; the pruner never goes past it.
+            let published = Mutex<HistoryToken?>(nil)
+            let writing = Mutex(true)
+            let prunerDone = DispatchSemaphore(value: 0)
+            let pruner = Thread {
+                while writing.withLock({ $0 }) {
+                    if let token = published.withLock({ $0 }) { _ = try? store.deleteHistory(before: token) }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+                prunerDone.signal()
+            }
+            pruner.start()
+            var seen: [ManagedObjectID] = []
+            var token: HistoryToken?
+            var finished = false
+            while !finished {
+                finished = done.wait(timeout: .now()) == .success
+                while true {
+                    let page = try store.history(after: token, limit: 25)
+                    seen += page.flatMap(\.changes).map(\.objectID)
+                    token = page.last?.token ?? token
+                    published.withLock { $0 = token }
+                    if page.count < 25 { break }
+                }
+            }
+            writing.withLock { $0 = false }
+            prunerDone.wait()
+            #expect(failure.withLock { $0 } == nil)
+            #expect(seen.count == writers * perWriter)
+            #expect(Set(seen).count == seen.count)
+
+            // By date, faster than the reader: expired, then on from a new token.
+            let stale = try store.currentHistoryToken()
+            var employee = Employee(name: "late", age: 30, position: nil, department: "Ops", job: "Clerk")
+            try employee.save(ManagedObjectContext(store: store))
+            #expect(try store.deleteHistory(olderThan: Date().addingTimeInterval(60)) >= 1)
+            #expect {
+                _ = try store.history(after: stale, limit: 10)
+            } throws: { ($0 as? CVManagedStructError)?.code == .historyExpired }
+            let fresh = try store.currentHistoryToken()
+            employee.age = 31
+            try employee.save(ManagedObjectContext(store: store))
+            #expect(try store.history(after: fresh, limit: 10).map { $0.changes.map(\.kind) } == [[.update]])
+        }
+    }
 }

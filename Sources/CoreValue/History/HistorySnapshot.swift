@@ -37,6 +37,13 @@
         return other.inProgress.allSatisfy { $0 >= xmax || contains($0) }
     }
 
+    /// This snapshot showing only transactions numbered below `xid`: what ended before it was taken and
+    /// started before `xid`. Transactions still running stay unshown, whatever their numbers.
+    public func truncated(below xid: UInt64) -> HistorySnapshot {
+        let top = Swift.min(xmax, xid)
+        return HistorySnapshot(xmin: Swift.min(xmin, top), xmax: top, inProgress: inProgress.filter { $0 < top })
+    }
+
     private func contains(_ xid: UInt64) -> Bool {
         var low = 0
         var high = inProgress.count

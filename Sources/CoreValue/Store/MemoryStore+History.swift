@@ -86,7 +86,7 @@ extension MemoryStore: HistoryStore {
         try locked {
             let history = try recorded()
             let first = history.entries.first { $0.timestamp >= date }?.number ?? history.next
-            return prune(upTo: HistorySnapshot(xmin: first, xmax: first))
+            return prune(upTo: history.current.truncated(below: first))
         }
     }
 

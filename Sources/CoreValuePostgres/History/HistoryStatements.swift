@@ -73,11 +73,11 @@ struct HistoryStatements {
     /// The state row, locked for a prune: identifier and what was pruned.
     var lockState: SQL { "SELECT store_id::text, pruned FROM \(state) ORDER BY \"_pk\" LIMIT 1 FOR UPDATE" }
 
-    /// The horizon below which every transaction was recorded before `date` and has ended: the oldest
-    /// transaction still running, or the first recorded at or after `date`, whichever is lower.
+    /// The statement's snapshot, and the lowest transaction ID recorded at or after `date` that it shows
+    /// (`NULL` when none): what a prune by date keeps starts there (see `HistorySnapshot.truncated(below:)`).
     func horizon(before date: Date) -> SQL {
-        "SELECT least(pg_snapshot_xmin(pg_current_snapshot()), (SELECT min(xid) FROM \(history) "
-            + "WHERE committed_at >= \(bind: .scalar(.date, .date(date)))))::text"
+        "SELECT pg_current_snapshot()::text, (SELECT min(xid) FROM \(history) "
+            + "WHERE committed_at >= \(bind: .scalar(.date, .date(date))))::text"
     }
 
     /// Deletes what `snapshot` shows, and records it as pruned.

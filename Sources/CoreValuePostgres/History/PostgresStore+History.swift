@@ -58,11 +58,13 @@ extension PostgresStore: HistoryStore {
     public func deleteHistory(olderThan date: Date) throws -> Int {
         let statements = try historyStatements()
         return try prune { runner, _ in
-            let text = try runner.run(statements.horizon(before: date)).decode(String.self, row: 0, column: 0)
-            guard let horizon = UInt64(text) else {
-                throw PostgresStoreError(.unexpectedResult, "history horizon '\(text)' is not a transaction ID")
+            let result = try runner.run(statements.horizon(before: date))
+            let current = try Self.snapshot(result, column: 0)
+            let text = try result.decodeIfPresent(String.self, row: 0, column: 1)
+            guard let first = text.map({ UInt64($0) }) ?? current.xmax else {
+                throw PostgresStoreError(.unexpectedResult, "history horizon '\(text ?? "")' is not a transaction ID")
             }
-            return HistorySnapshot(xmin: horizon, xmax: horizon)
+            return current.truncated(below: first)
         }
     }
 
