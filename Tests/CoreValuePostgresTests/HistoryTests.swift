@@ -394,4 +394,30 @@ import Testing
             #expect(try store.history(after: fresh, limit: 10).map { $0.changes.map(\.kind) } == [[.update]])
         }
     }
+
+    /// After a failover, a transaction ID that ended unrecorded on the old primary (a rollback whose abort
+    /// never reached the standby) may be taken again on the new one. A token's snapshot says that ID ended;
+    /// the new transaction's higher number says it was not read: it is read, and pruning up to the token
+    /// keeps it. Simulated by recording a row under an ID the token's snapshot shows.
+    @Test func aTransactionUnderAReusedIDIsStillRead() throws {
+        try Self.withHistoryStore { store, url, schema in
+            var eve = Employee(name: "Eve", age: 30, position: nil, department: "Sales", job: "Clerk")
+            try eve.save(ManagedObjectContext(store: store))
+            let token = try store.currentHistoryToken()
+            #expect(token.baseNumber >= 1)
+            let reused = token.base.xmin - 1
+            #expect(token.base.shows(reused))
+            let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
+            try TestDatabase.execute(
+                url,
+                "INSERT INTO \(table) (xid, entities, properties, kinds, entity_index, keys, versions, property_index) "
+                    + "VALUES ('\(reused)'::xid8, '{Employee}', '{\"\",age}', 'u', '{0}', '{1}', '{2}', '{1}')")
+            #expect(try store.deleteHistory(before: token) == 1)  // Eve's insert, not the reused one
+            let read = try store.history(after: token, limit: 10)
+            #expect(read.map { $0.changes.map(\.kind) } == [[.update]])
+            guard let last = read.last else { return }
+            #expect(try store.history(after: last.token, limit: 10).isEmpty)
+            #expect(try store.history(after: nil, limit: 10).count == 1)
+        }
+    }
 }

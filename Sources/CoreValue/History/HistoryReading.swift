@@ -7,28 +7,59 @@
 /// so every batch holds all transactions that committed before any of its own; within a batch, a transaction
 /// that waited for another's rows took its number after that one committed.
 @_spi(StoreImplementation) public enum HistoryReading {
-    /// Where a read from `token` starts: the token itself, or for `nil` the origin of `storeID`'s history.
-    public static func start(_ token: HistoryToken?, storeID: String, pruned: HistorySnapshot?) throws -> HistoryToken {
-        guard let token else { return HistoryToken(storeID: storeID, base: pruned ?? .origin) }
+    /// What a store has pruned: every transaction `snapshot` shows, numbered up to `number`.
+    public typealias Pruned = (snapshot: HistorySnapshot, number: Int64)
+
+    /// Where a read from `token` starts: the token itself, or for `nil` the origin of `storeID`'s history
+    /// (what was pruned).
+    ///
+    /// - Throws: `historyUnavailable` for another history's token; `historyExpired` when the token has not
+    ///   read everything that was pruned.
+    public static func start(_ token: HistoryToken?, storeID: String, pruned: Pruned?) throws -> HistoryToken {
+        guard let token else {
+            return HistoryToken(storeID: storeID, base: pruned?.snapshot ?? .origin, number: pruned?.number ?? 0)
+        }
         guard token.storeID == storeID else {
             throw CVManagedStructError.historyUnavailable(
                 "the token belongs to another store's history (\(token.storeID)), not this one's (\(storeID)): "
                     + "tokens work only with the database and schema they came from")
         }
-        if let pruned, !pruned.isCovered(by: token.base) {
-            throw CVManagedStructError.historyExpired(token.description)
-        }
+        if let pruned, !covers(token, pruned) { throw CVManagedStructError.historyExpired(token.description) }
         return token
     }
 
-    /// The token after a transaction numbered `number` that a read from `start` returned, `inBatch` when it
-    /// belonged to the start's batch, else to the new batch up to `current`.
-    public static func token(after number: Int64, inBatch: Bool, from start: HistoryToken, current: HistorySnapshot)
-        -> HistoryToken
-    {
-        inBatch
-            ? HistoryToken(storeID: start.storeID, base: start.base, batch: start.batch, after: number)
-            : HistoryToken(storeID: start.storeID, base: start.batch, batch: current, after: number)
+    /// Whether `token` has read everything `pruned` deleted.
+    public static func covers(_ token: HistoryToken, _ pruned: Pruned) -> Bool {
+        pruned.snapshot.isCovered(by: token.base) && pruned.number <= token.baseNumber
+    }
+
+    /// The tokens of one read's transactions, in order: each transaction of the start's batch moves ``after``
+    /// on; the first of the new batch (up to `current`) makes the start's batch the base, numbered up to the
+    /// highest number read in it.
+    public struct Tokens {
+        let start: HistoryToken
+        let current: HistorySnapshot
+        /// The highest number read with the start's base and batch so far.
+        var top: Int64
+
+        /// Tokens for a read from `start` that took the snapshot `current`.
+        public init(from start: HistoryToken, current: HistorySnapshot) {
+            self.start = start
+            self.current = current
+            self.top = max(start.baseNumber, start.after)
+        }
+
+        /// The token after the transaction numbered `number`, `inBatch` when it was of the start's batch.
+        public mutating func after(_ number: Int64, inBatch: Bool) -> HistoryToken {
+            guard inBatch else {
+                return HistoryToken(
+                    storeID: start.storeID, base: start.batch, baseNumber: top, batch: current, after: number)
+            }
+            top = max(top, number)
+            return HistoryToken(
+                storeID: start.storeID, base: start.base, baseNumber: start.baseNumber, batch: start.batch,
+                after: number)
+        }
     }
 
     /// Throws for a `limit` below 1.

@@ -9,43 +9,59 @@
 public struct HistoryToken: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     /// The history this token belongs to: a random identifier made when the store's history tables were.
     public let storeID: String
-    /// Every transaction this snapshot shows has been read.
+    /// Every transaction this snapshot shows and numbered up to ``baseNumber`` has been read.
     @_spi(StoreImplementation) public let base: HistorySnapshot
-    /// The batch being read: transactions this snapshot shows and ``base`` doesn't, in transaction-number order.
+    /// The highest number of a transaction ``base`` shows. A transaction ``base`` shows numbered above it
+    /// has not been read: after a failover, a transaction ID that had ended unrecorded on the old primary
+    /// (one that rolled back, its abort never replicated) can be taken again by a new transaction on the
+    /// new one, which then takes a higher number than anything the old primary's readers saw.
+    @_spi(StoreImplementation) public let baseNumber: Int64
+    /// The batch being read: transactions this snapshot shows and that were not read, in number order.
     @_spi(StoreImplementation) public let batch: HistorySnapshot
     /// Of ``batch``, the transactions numbered up to this one have been read.
     @_spi(StoreImplementation) public let after: Int64
 
-    /// A token that has read everything `base` shows.
-    @_spi(StoreImplementation) public init(storeID: String, base: HistorySnapshot) {
-        self.init(storeID: storeID, base: base, batch: base, after: .max)
+    /// A token that has read everything `base` shows, numbered up to `number`.
+    @_spi(StoreImplementation) public init(storeID: String, base: HistorySnapshot, number: Int64) {
+        self.init(storeID: storeID, base: base, baseNumber: number, batch: base, after: number)
     }
 
     /// A token part way through the batch between `base` and `batch`.
-    @_spi(StoreImplementation) public init(storeID: String, base: HistorySnapshot, batch: HistorySnapshot, after: Int64)
-    {
+    @_spi(StoreImplementation) public init(
+        storeID: String, base: HistorySnapshot, baseNumber: Int64, batch: HistorySnapshot, after: Int64
+    ) {
         self.storeID = storeID
         self.base = base
+        self.baseNumber = baseNumber
         self.batch = batch
         self.after = after
     }
 
-    /// Whether a transaction numbered `xid`, the `number`th recorded, has been read.
+    /// Whether the transaction with ID `xid` and number `number` has been read.
     @_spi(StoreImplementation) public func hasRead(xid: UInt64, number: Int64) -> Bool {
-        base.shows(xid) || (batch.shows(xid) && number <= after)
+        (base.shows(xid) && number <= baseNumber) || (batch.shows(xid) && number <= after)
+    }
+
+    /// Whether a transaction with ID `xid` and number `number` that ``batch`` shows is still to be read as
+    /// part of it (numbered past ``after``, and not read with ``base``).
+    @_spi(StoreImplementation) public func isRestOfBatch(xid: UInt64, number: Int64) -> Bool {
+        number > after && batch.shows(xid) && !(base.shows(xid) && number <= baseNumber)
     }
 
     /// Whether `lhs` stands before `rhs` (tokens of one store, in the order one reader reads them).
     public static func < (lhs: HistoryToken, rhs: HistoryToken) -> Bool {
-        lhs.storeID != rhs.storeID ? lhs.storeID < rhs.storeID : lhs.order < rhs.order
+        lhs.storeID != rhs.storeID ? lhs.storeID < rhs.storeID : lhs.order.lexicographicallyPrecedes(rhs.order)
     }
 
-    private var order: (UInt64, UInt64, Int, UInt64, UInt64, Int64) {
-        (base.xmax, base.xmin, -base.inProgress.count, batch.xmax, batch.xmin, after)
+    private var order: [Int64] {
+        [
+            Int64(truncatingIfNeeded: base.xmax), Int64(truncatingIfNeeded: base.xmin), -Int64(base.inProgress.count),
+            baseNumber, Int64(truncatingIfNeeded: batch.xmax), Int64(truncatingIfNeeded: batch.xmin), after,
+        ]
     }
 
     /// The token's snapshots, for logs.
     public var description: String {
-        "HistoryToken(\(base.text)" + (batch == base ? "" : " -> \(batch.text) after \(after)") + ")"
+        "HistoryToken(\(base.text) #\(baseNumber)" + (batch == base ? "" : " -> \(batch.text) after #\(after)") + ")"
     }
 }

@@ -17,12 +17,14 @@ struct MemoryHistory {
     var entries: [Entry] = []
     /// The number the next transaction gets (numbers start where PostgreSQL's transaction IDs do).
     var next: UInt64 = 3
-    /// What has been deleted: everything this snapshot shows.
-    var pruned: HistorySnapshot?
+    /// What has been deleted: everything this snapshot shows, numbered up to the number.
+    var pruned: HistoryReading.Pruned?
 
     init(author: String?) { self.author = author }
 
     var current: HistorySnapshot { HistorySnapshot(xmin: next, xmax: next) }
+    /// The highest number recorded (numbers are transaction IDs here).
+    var lastNumber: Int64 { Int64(next) - 1 }
 
     mutating func record(
         _ changes: ChangeSet, _ result: SaveResult, tombstones: [ManagedObjectID: [String: AttributeValue]]
@@ -45,7 +47,7 @@ extension MemoryStore: HistoryStore {
     public func currentHistoryToken() throws -> HistoryToken {
         try locked {
             let history = try recorded()
-            return HistoryToken(storeID: history.storeID, base: history.current)
+            return HistoryToken(storeID: history.storeID, base: history.current, number: history.lastNumber)
         }
     }
 
@@ -57,15 +59,14 @@ extension MemoryStore: HistoryStore {
             let start = try HistoryReading.start(token, storeID: history.storeID, pruned: history.pruned)
             let current = history.current
             // Entries are in number order already: the rest of the start's batch, then the new batch.
-            let rest = history.entries.lazy.filter {
-                !start.base.shows($0.number) && start.batch.shows($0.number) && Int64($0.number) > start.after
-            }
+            let rest = history.entries.lazy.filter { start.isRestOfBatch(xid: $0.number, number: Int64($0.number)) }
             let new = history.entries.lazy.filter { !start.batch.shows($0.number) && current.shows($0.number) }
             let page = rest.map { ($0, true) } + new.map { ($0, false) }
+            var tokens = HistoryReading.Tokens(from: start, current: current)
             return page.prefix(limit).map { entry, inBatch in
                 let number = Int64(entry.number)
                 return HistoryTransaction(
-                    token: HistoryReading.token(after: number, inBatch: inBatch, from: start, current: current),
+                    token: tokens.after(number, inBatch: inBatch),
                     transactionNumber: number, timestamp: entry.timestamp, author: entry.author, name: entry.name,
                     changes: entry.changes)
             }
@@ -77,7 +78,7 @@ extension MemoryStore: HistoryStore {
         try locked {
             let history = try recorded()
             _ = try HistoryReading.start(token, storeID: history.storeID, pruned: nil)
-            return prune(upTo: token.base)
+            return prune(upTo: (token.base, token.baseNumber))
         }
     }
 
@@ -86,17 +87,20 @@ extension MemoryStore: HistoryStore {
         try locked {
             let history = try recorded()
             let first = history.entries.first { $0.timestamp >= date }?.number ?? history.next
-            return prune(upTo: history.current.truncated(below: first))
+            return prune(upTo: (history.current.truncated(below: first), Int64(first) - 1))
         }
     }
 
-    /// Deletes what `snapshot` shows, when it covers what was deleted before (an older one deletes nothing).
+    /// Deletes what `pruned` covers, when it covers what was deleted before (an older one deletes nothing).
     /// Under the lock.
-    private func prune(upTo snapshot: HistorySnapshot) -> Int {
-        guard var history, history.pruned.map({ $0.isCovered(by: snapshot) }) ?? true else { return 0 }
+    private func prune(upTo pruned: HistoryReading.Pruned) -> Int {
+        guard var history else { return 0 }
+        if let old = history.pruned {
+            guard old.snapshot.isCovered(by: pruned.snapshot), old.number <= pruned.number else { return 0 }
+        }
         let before = history.entries.count
-        history.entries.removeAll { snapshot.shows($0.number) }
-        history.pruned = snapshot
+        history.entries.removeAll { pruned.snapshot.shows($0.number) && Int64($0.number) <= pruned.number }
+        history.pruned = pruned
         self.history = history
         return before - history.entries.count
     }

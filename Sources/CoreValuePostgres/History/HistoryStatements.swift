@@ -31,9 +31,11 @@ struct HistoryStatements {
             + "ANY(\(typedBind: .int64Array(keys))) FOR UPDATE"
     }
 
-    /// The history's identifier, what was pruned, and the statement's snapshot (the "now" of a token).
+    /// The history's identifier, what was pruned, the statement's snapshot (the "now" of a token) and the
+    /// highest number it shows.
     var current: SQL {
-        "SELECT store_id::text, pruned, pg_current_snapshot()::text FROM \(state) ORDER BY \"_pk\" LIMIT 1"
+        "SELECT store_id::text, pruned, pg_current_snapshot()::text, (SELECT coalesce(max(\"_pk\"), 0) FROM "
+            + "\(history)) FROM \(state) ORDER BY \"_pk\" LIMIT 1"
     }
 
     /// Up to `limit` transactions after `token`, in one statement and so one snapshot: the state row's
@@ -56,7 +58,8 @@ struct HistoryStatements {
         let rest: SQL =
             "SELECT \(columns), true AS in_batch FROM \(history) WHERE \"_pk\" > \(bind: .int64(token.after)) "
             + "AND pg_visible_in_snapshot(xid, \(bind: batch)::pg_snapshot) "
-            + "AND NOT pg_visible_in_snapshot(xid, \(bind: base)::pg_snapshot) "
+            + "AND (NOT pg_visible_in_snapshot(xid, \(bind: base)::pg_snapshot) "
+            + "OR \"_pk\" > \(bind: .int64(token.baseNumber))) "
             + "ORDER BY \"_pk\" LIMIT \(bind: .int64(Int64(limit)))"
         let new: SQL =
             "SELECT \(columns), false FROM \(history) WHERE xid >= \(bind: .text(String(token.batch.xmin)))::xid8 "
@@ -80,13 +83,17 @@ struct HistoryStatements {
             + "WHERE committed_at >= \(bind: .scalar(.date, .date(date))))::text"
     }
 
-    /// Deletes what `snapshot` shows, and records it as pruned.
-    func prune(upTo snapshot: HistorySnapshot) -> [SQL] {
-        [
-            "DELETE FROM \(history) WHERE xid < \(bind: .text(String(snapshot.xmax)))::xid8 "
-                + "AND pg_visible_in_snapshot(xid, \(bind: .text(snapshot.text))::pg_snapshot)",
-            "UPDATE \(state) SET pruned = \(bind: .text(snapshot.text))",
-        ]
+    /// Deletes what `snapshot` shows numbered up to `number`: how many, and the highest number deleted.
+    func prune(upTo snapshot: HistorySnapshot, number: Int64) -> SQL {
+        "WITH deleted AS (DELETE FROM \(history) WHERE xid < \(bind: .text(String(snapshot.xmax)))::xid8 "
+            + "AND pg_visible_in_snapshot(xid, \(bind: .text(snapshot.text))::pg_snapshot) "
+            + "AND \"_pk\" <= \(bind: .int64(number)) RETURNING \"_pk\") "
+            + "SELECT count(*), coalesce(max(\"_pk\"), 0) FROM deleted"
+    }
+
+    /// Records what was pruned (``PostgresStore`` keeps it as `snapshot#number`).
+    func recordPruned(_ pruned: HistoryReading.Pruned) -> SQL {
+        "UPDATE \(state) SET pruned = \(bind: .text(pruned.snapshot.text + "#" + String(pruned.number)))"
     }
 }
 

@@ -14,8 +14,10 @@ extension PostgresStore: HistoryStore {
         let statements = try historyStatements()
         return try withReadRunner(needsTransaction: false) { runner in
             let result = try runner.run(statements.current)
-            let (storeID, _) = try Self.state(result)
-            return HistoryToken(storeID: storeID, base: try Self.snapshot(result, column: 2))
+            let (storeID, pruned) = try Self.state(result)
+            // Pruned transactions count as read: their numbers may be above every one left.
+            let highest = max(try result.decode(Int64.self, row: 0, column: 3), pruned?.number ?? 0)
+            return HistoryToken(storeID: storeID, base: try Self.snapshot(result, column: 2), number: highest)
         }
     }
 
@@ -30,17 +32,14 @@ extension PostgresStore: HistoryStore {
             if let token {
                 start = token
             } else {
-                let state = try runner.run(statements.current)
-                let (storeID, pruned) = try Self.state(state)
-                start = HistoryToken(storeID: storeID, base: pruned ?? .origin)
+                let (storeID, pruned) = try Self.state(try runner.run(statements.current))
+                start = try HistoryReading.start(nil, storeID: storeID, pruned: pruned)
             }
             let result = try runner.run(statements.read(after: start, limit: limit))
             let (storeID, pruned) = try Self.state(result)
             let checked = try HistoryReading.start(start, storeID: storeID, pruned: pruned)
-            let current = try Self.snapshot(result, column: 2)
-            return try (0..<result.rowCount).compactMap { row in
-                try Self.transaction(result, row: row, after: checked, current: current)
-            }
+            var tokens = HistoryReading.Tokens(from: checked, current: try Self.snapshot(result, column: 2))
+            return try (0..<result.rowCount).compactMap { row in try Self.transaction(result, row: row, &tokens) }
         }
     }
 
@@ -49,7 +48,7 @@ extension PostgresStore: HistoryStore {
     public func deleteHistory(before token: HistoryToken) throws -> Int {
         try prune { runner, storeID in
             _ = try HistoryReading.start(token, storeID: storeID, pruned: nil)
-            return token.base
+            return (token.base, token.baseNumber)
         }
     }
 
@@ -64,26 +63,31 @@ extension PostgresStore: HistoryStore {
             guard let first = text.map({ UInt64($0) }) ?? current.xmax else {
                 throw PostgresStoreError(.unexpectedResult, "history horizon '\(text ?? "")' is not a transaction ID")
             }
-            return current.truncated(below: first)
+            // Every transaction the truncated snapshot shows, whatever its number: the number recorded is the
+            // highest deleted.
+            return (current.truncated(below: first), .max)
         }
     }
 
     /// Prunes up to the snapshot `upTo` picks (in the prune's transaction, before the state row is locked,
     /// so that the transaction holds no ID of its own yet), unless it would not cover what was pruned before.
-    private func prune(_ upTo: (StatementRunner, String) throws -> HistorySnapshot) throws -> Int {
+    private func prune(_ upTo: (StatementRunner, String) throws -> HistoryReading.Pruned) throws -> Int {
         try requireWritable()
         let statements = try historyStatements()
         return try withRetries {
             try withRunner { runner in
                 try runner.transaction { runner in
                     let identity = try runner.run(statements.current)
-                    let snapshot = try upTo(runner, try Self.state(identity).storeID)
-                    let (_, pruned) = try Self.state(try runner.run(statements.lockState))
-                    guard pruned.map({ $0.isCovered(by: snapshot) }) ?? true else { return 0 }
-                    let sql = statements.prune(upTo: snapshot)
-                    let deleted = try runner.run(sql[0]).affectedRows
-                    _ = try runner.run(sql[1])
-                    return deleted
+                    let target = try upTo(runner, try Self.state(identity).storeID)
+                    let (_, old) = try Self.state(try runner.run(statements.lockState))
+                    if let old {
+                        guard old.snapshot.isCovered(by: target.snapshot), old.number <= target.number else { return 0 }
+                    }
+                    let deleted = try runner.run(statements.prune(upTo: target.snapshot, number: target.number))
+                    let highest = try deleted.decode(Int64.self, row: 0, column: 1)
+                    let number = target.number == .max ? max(highest, old?.number ?? 0) : target.number
+                    try runner.run(statements.recordPruned((target.snapshot, number)))
+                    return Int(try deleted.decode(Int64.self, row: 0, column: 0))
                 }
             }
         }
@@ -99,14 +103,17 @@ extension PostgresStore: HistoryStore {
     }
 
     /// The state row's identifier and pruning point (columns 0 and 1 of row 0).
-    private static func state(_ result: QueryResult) throws -> (storeID: String, pruned: HistorySnapshot?) {
+    private static func state(_ result: QueryResult) throws -> (storeID: String, pruned: HistoryReading.Pruned?) {
         guard result.rowCount > 0 else {
             throw CVManagedStructError.historyUnavailable(
                 "the history state table \(SchemaMapping.historyStateTable) has no row: migrate with recordsHistory")
         }
         let storeID = try result.decode(String.self, row: 0, column: 0)
         let pruned = try result.decodeIfPresent(String.self, row: 0, column: 1).map { text in
-            try HistorySnapshot(text: text) ?? { throw malformedSnapshot(text) }()
+            let parts = text.split(separator: "#")
+            guard parts.count == 2, let snapshot = HistorySnapshot(text: String(parts[0])), let number = Int64(parts[1])
+            else { throw malformedSnapshot(text) }
+            return (snapshot, number)
         }
         return (storeID, pruned)
     }
@@ -123,9 +130,7 @@ extension PostgresStore: HistoryStore {
 
     /// The transaction of one row of ``HistoryStatements/read(after:limit:)``, or `nil` for the row of
     /// nulls that stands for "none".
-    private static func transaction(
-        _ result: QueryResult, row: Int, after start: HistoryToken, current: HistorySnapshot
-    )
+    private static func transaction(_ result: QueryResult, row: Int, _ tokens: inout HistoryReading.Tokens)
         throws -> HistoryTransaction?
     {
         guard let number = try result.decodeIfPresent(Int64.self, row: row, column: 3) else { return nil }
@@ -162,7 +167,7 @@ extension PostgresStore: HistoryStore {
         }
         let inBatch = try result.decode(Bool.self, row: row, column: 13)
         return HistoryTransaction(
-            token: HistoryReading.token(after: number, inBatch: inBatch, from: start, current: current),
+            token: tokens.after(number, inBatch: inBatch),
             transactionNumber: number, timestamp: try result.decode(Date.self, row: row, column: 5),
             author: try result.decodeIfPresent(String.self, row: row, column: 6),
             name: try result.decodeIfPresent(String.self, row: row, column: 7), changes: changes)
