@@ -420,4 +420,56 @@ import Testing
             #expect(try store.history(after: nil, limit: 10).count == 1)
         }
     }
+
+    /// Least privilege: with the GRANTs `SchemaPrinter(recordsHistory: true).grants(to:)` prints, an
+    /// application role records, reads and prunes history; a read-only role reads it.
+    @Test func historyWorksWithTheGrantsAlone() throws {
+        try TestDatabase.withSchema { url, schema in
+            try Migrator(url: url, schema: schema).migrate(model: ExampleModel.model, recordsHistory: true)
+            let admin = try Connection(url)
+            let suffix = UInt32.random(in: 0...UInt32.max)
+            let roles = ["cv_hist_app_\(suffix)", "cv_hist_ro_\(suffix)"]
+            defer {
+                for role in roles {
+                    try? admin.execute("DROP OWNED BY \(SQLIdentifier.quote(role))")
+                    try? admin.execute("DROP ROLE IF EXISTS \(SQLIdentifier.quote(role))")
+                }
+                admin.close()
+            }
+            let printer = SchemaPrinter(model: ExampleModel.model, schema: schema, recordsHistory: true)
+            for (role, readOnly) in zip(roles, [false, true]) {
+                try admin.execute("CREATE ROLE \(SQLIdentifier.quote(role)) LOGIN")
+                try admin.execute(printer.grants(to: role, readOnly: readOnly))
+            }
+            func open(_ role: String, readOnly: Bool) throws -> PostgresStore {
+                try PostgresStore(
+                    model: ExampleModel.model,
+                    configuration: .init(
+                        connection: try ConnectionConfiguration(try LeastPrivilegeTests.url(url, user: role)),
+                        schema: schema
+                    ).with {
+                        $0.recordsHistory = true
+                        $0.readOnly = readOnly
+                    })
+            }
+            let app = try open(roles[0], readOnly: false)
+            defer { app.close() }
+            var eve = Employee(name: "Eve", age: 30, position: nil, department: "Sales", job: "Clerk")
+            try eve.save(ManagedObjectContext(store: app))
+            let context = ManagedObjectContext(store: app)
+            try Product(id: 1, name: "one", price: 1).save(context)
+            try Product(id: 1, name: "one", price: 1).delete(context)
+            try context.save()
+            let read = try app.history(after: nil, limit: 10)
+            #expect(read.count == 3)
+            let reader = try open(roles[1], readOnly: true)
+            defer { reader.close() }
+            #expect(try reader.history(after: nil, limit: 10).map(\.transactionNumber) == read.map(\.transactionNumber))
+            #expect(try reader.currentHistoryToken().storeID == read.first?.token.storeID)
+            #expect { _ = try reader.deleteHistory(before: try reader.currentHistoryToken()) } throws: {
+                ($0 as? PostgresStoreError)?.code == .readOnlyStore
+            }
+            #expect(try app.deleteHistory(before: try #require(read.last).token) == 3)
+        }
+    }
 }

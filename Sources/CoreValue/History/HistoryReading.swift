@@ -28,9 +28,17 @@
         return token
     }
 
-    /// Whether `token` has read everything `pruned` deleted.
+    /// Whether `token` has read everything `pruned` deleted: with its base, or part way through its batch.
     public static func covers(_ token: HistoryToken, _ pruned: Pruned) -> Bool {
-        pruned.snapshot.isCovered(by: token.base) && pruned.number <= token.baseNumber
+        (pruned.snapshot.isCovered(by: token.base) && pruned.number <= token.baseNumber)
+            || (pruned.snapshot.isCovered(by: token.batch) && pruned.number <= token.after)
+    }
+
+    /// What `deleteHistory(before: token)` deletes: what the token read of its batch (numbered up to
+    /// `after`; with the base's transactions numbered that far, which is all of them but a late committer's),
+    /// or its base when it stands at a batch's start.
+    public static func pruning(upTo token: HistoryToken) -> Pruned {
+        token.batch == token.base ? (token.base, token.baseNumber) : (token.batch, token.after)
     }
 
     /// The tokens of one read's transactions, in order: each transaction of the start's batch moves ``after``

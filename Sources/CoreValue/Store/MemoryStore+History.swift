@@ -78,7 +78,7 @@ extension MemoryStore: HistoryStore {
         try locked {
             let history = try recorded()
             _ = try HistoryReading.start(token, storeID: history.storeID, pruned: nil)
-            return prune(upTo: (token.base, token.baseNumber))
+            return prune(upTo: HistoryReading.pruning(upTo: token))
         }
     }
 

@@ -48,7 +48,7 @@ extension PostgresStore: HistoryStore {
     public func deleteHistory(before token: HistoryToken) throws -> Int {
         try prune { runner, storeID in
             _ = try HistoryReading.start(token, storeID: storeID, pruned: nil)
-            return (token.base, token.baseNumber)
+            return HistoryReading.pruning(upTo: token)
         }
     }
 

@@ -7,12 +7,13 @@ enum DiffCommand: Command {
     static let name = "diff"
     static let summary = "print the migration that brings the database to a model"
     static let usage = """
-        usage: corevalue diff [--model PATH [--version V]] [--url URL] [--schema S]
+        usage: corevalue diff [--model PATH [--version V]] [--url URL] [--schema S] [--history]
                corevalue diff --model PATH --from V1 --to V2 [--schema S]
 
         Compares the database's schema with the model and prints the next migration file: the statements
         that bring it to the model, then the destructive steps (dropping a column, a narrowing type change)
-        as comments to review. Prints nothing when they match. Changes nothing.
+        as comments to review. Prints nothing when they match. Changes nothing. With --history, for a store
+        that records history: its history tables too.
 
         With --from and --to, compares two versions of a .xcdatamodeld bundle instead, with no database:
         the migration that takes a database made for V1 to V2 (the same as diff against such a database).
@@ -22,7 +23,7 @@ enum DiffCommand: Command {
         """
 
     static func run(_ arguments: ParsedArguments) throws {
-        try arguments.checkKnown(ModelOption.names.union(["url", "schema", "from", "to"]))
+        try arguments.checkKnown(ModelOption.names.union(["url", "schema", "from", "to", "history"]))
         if arguments.value("from") != nil || arguments.value("to") != nil {
             let old = try ModelOption.model(arguments, version: try arguments.required("from"))
             let new = try ModelOption.model(arguments, version: try arguments.required("to"))
@@ -32,7 +33,7 @@ enum DiffCommand: Command {
         }
         let model = try ModelOption.model(arguments)
         let migrator = try Migrator(url: try arguments.databaseURL(), schema: arguments.value("schema"))
-        let diff = try migrator.diff(model: model)
+        let diff = try migrator.diff(model: model, recordsHistory: arguments.flags.contains("history"))
         if !diff.isEmpty { print(diff.migrationText, terminator: "") }
     }
 }

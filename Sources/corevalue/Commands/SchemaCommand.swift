@@ -1,22 +1,25 @@
 import CoreValuePostgres
 
-/// `corevalue schema [--model PATH] [--schema S]`: prints a model's DDL (the example model's by default).
+/// `corevalue schema [--model PATH] [--schema S] [--history]`: prints a model's DDL (the example model's by default).
 enum SchemaCommand: Command {
     static let name = "schema"
     static let summary = "print the DDL of a model (a first migration)"
     static let usage = """
-        usage: corevalue schema [--model PATH [--version V]] [--schema S]
+        usage: corevalue schema [--model PATH [--version V]] [--schema S] [--history]
 
         Prints the CREATE TABLE statements of the model (the example model without --model). Without
-        --schema the names are unqualified, as in migrations/0001_example_model.sql.
+        --schema the names are unqualified, as in migrations/0001_example_model.sql. With --history, also
+        the tables of a store that records history (recordsHistory).
 
         \(ModelOption.usage)
         """
 
     static func run(_ arguments: ParsedArguments) throws {
-        try arguments.checkKnown(ModelOption.names.union(["schema"]))
+        try arguments.checkKnown(ModelOption.names.union(["schema", "history"]))
         let model = try ModelOption.model(arguments)
         try SchemaMapping(model: model).validate()
-        print(SchemaPrinter(model: model, schema: arguments.value("schema")).ddl, terminator: "")
+        let history = arguments.flags.contains("history")
+        print(
+            SchemaPrinter(model: model, schema: arguments.value("schema"), recordsHistory: history).ddl, terminator: "")
     }
 }
