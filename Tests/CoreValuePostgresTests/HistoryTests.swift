@@ -101,7 +101,7 @@ import Testing
             Thread {
                 do {
                     let context = ManagedObjectContext(store: store)
-                    var ann = Employee(name: "Ann", age: 22, position: nil, department: "Ops", job: "Clerk")
+                    let ann = Employee(name: "Ann", age: 22, position: nil, department: "Ops", job: "Clerk")
                     try ann.toObject(context)
                     try waiting.toObject(context)
                     try context.save()
