@@ -21,8 +21,8 @@ enum HistoryBench {
         try admin.execute(SchemaPrinter(model: model, schema: schema, recordsHistory: true).ddl)
         let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
         try admin.execute(
-            "INSERT INTO \(table) (author, entities, properties, kinds, entity_index, keys, versions, property_index) "
-                + "SELECT 'bench', '{Employee}', '{\"\",salary}', 'u', '{0}', ARRAY[g::bigint], '{2}', '{1}' "
+            "INSERT INTO \(table) (author, entities, properties, kinds, entity_runs, key_ranges, version_runs, property_runs) "
+                + "SELECT 'bench', '{Employee}', '{\"\",salary}', 'u', '{0,1}', ARRAY[g::bigint, 1], '{2,1}', '{1,1}' "
                 + "FROM generate_series(1, \(n)) g")
         let store = try PostgresStore(
             model: model, configuration: try .init(url: url, schema: schema).with { $0.recordsHistory = true })

@@ -39,8 +39,8 @@ import Testing
             try held.execute("BEGIN")
             let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
             let numberA = try held.query(
-                "INSERT INTO \(table) (entities, properties, kinds, entity_index, keys, versions, property_index) "
-                    + "VALUES ('{Employee}', '{\"\"}', 'i', '{0}', '{1}', '{1}', '{0}') "
+                "INSERT INTO \(table) (entities, properties, kinds, entity_runs, key_ranges, version_runs, property_runs) "
+                    + "VALUES ('{Employee}', '{\"\"}', 'i', '{0,1}', '{1,1}', '{1,1}', '{0,1}') "
                     + "RETURNING \"_pk\"", []
             ).decode(Int64.self, row: 0, column: 0)
             // B: a save through the store, numbered after A, committed first.
@@ -89,8 +89,8 @@ import Testing
             defer { aborted.close() }
             try aborted.execute(
                 "BEGIN; INSERT INTO \(SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted) "
-                    + "(entities, properties, kinds, entity_index, keys, versions, property_index) "
-                    + "VALUES ('{Employee}', '{\"\"}', 'd', '{0}', '{999}', '{NULL}', '{0}')"
+                    + "(entities, properties, kinds, entity_runs, key_ranges, version_runs, property_runs) "
+                    + "VALUES ('{Employee}', '{\"\"}', 'd', '{0,1}', '{999,1}', '{NULL,1}', '{0,1}')"
             )
 
             var changedEve = eve
@@ -410,8 +410,8 @@ import Testing
             let table = SQLIdentifier(SchemaMapping.historyTable, schema: schema).quoted
             try TestDatabase.execute(
                 url,
-                "INSERT INTO \(table) (xid, entities, properties, kinds, entity_index, keys, versions, property_index) "
-                    + "VALUES ('\(reused)'::xid8, '{Employee}', '{\"\",age}', 'u', '{0}', '{1}', '{2}', '{1}')")
+                "INSERT INTO \(table) (xid, entities, properties, kinds, entity_runs, key_ranges, version_runs, property_runs) "
+                    + "VALUES ('\(reused)'::xid8, '{Employee}', '{\"\",age}', 'u', '{0,1}', '{1,1}', '{2,1}', '{1,1}')")
             #expect(try store.deleteHistory(before: token) == 1)  // Eve's insert, not the reused one
             let read = try store.history(after: token, limit: 10)
             #expect(read.map { $0.changes.map(\.kind) } == [[.update]])

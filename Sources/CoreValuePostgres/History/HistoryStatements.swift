@@ -11,14 +11,15 @@ struct HistoryStatements {
     /// The statement that records one transaction: the save's last before `COMMIT`, so that its number (the
     /// identity `"_pk"`) is taken after every row lock the save waited for.
     func record(_ record: HistoryRecord) -> SQL {
-        "INSERT INTO \(history) (author, name, entities, properties, kinds, entity_index, keys, versions, "
-            + "property_index, tombstones) VALUES (\(bind: record.author.map { .text($0) } ?? .scalar(.string, .null)), "
+        "INSERT INTO \(history) (author, name, entities, properties, kinds, entity_runs, key_ranges, version_runs, "
+            + "property_runs, tombstones) VALUES (\(bind: record.author.map { .text($0) } ?? .scalar(.string, .null)), "
             + "\(bind: record.name.map { .text($0) } ?? .scalar(.string, .null)), "
             + "\(typedBind: .array(.string, record.entities.map { .string($0) })), "
             + "\(typedBind: .array(.string, record.properties.map { .string($0) })), \(bind: .text(record.kinds)), "
-            + "\(typedBind: .array(.int32, record.entityIndex.map { .int32($0) })), "
-            + "\(typedBind: .int64Array(record.keys)), \(typedBind: .optionalInt64Array(record.versions)), "
-            + "\(typedBind: .array(.int32, record.propertyIndex.map { .int32($0) })), "
+            + "\(typedBind: .array(.int32, HistoryRuns.runs(record.entityIndex) { Int32($0) }.map { .int32($0) })), "
+            + "\(typedBind: .int64Array(HistoryRuns.ranges(record.keys))), "
+            + "\(typedBind: .optionalInt64Array(HistoryRuns.runs(record.versions) { Int64($0) })), "
+            + "\(typedBind: .array(.int32, HistoryRuns.runs(record.propertyIndex) { Int32($0) }.map { .int32($0) })), "
             + "\(bind: record.tombstones.map { .text($0) } ?? .scalar(.string, .null)))"
     }
 
@@ -51,8 +52,8 @@ struct HistoryStatements {
     /// analysed. A one-sided bound let it walk the whole table by key on every poll.
     func read(after token: HistoryToken, limit: Int) -> SQL {
         let columns: SQL =
-            "\"_pk\", xid, committed_at, author, name, entities, kinds, keys, properties, tombstones, versions, "
-            + "entity_index, property_index"
+            "\"_pk\", xid, committed_at, author, name, entities, kinds, key_ranges, properties, tombstones, "
+            + "version_runs, entity_runs, property_runs"
         let base = SQLBind.text(token.base.text)
         let batch = SQLBind.text(token.batch.text)
         let rest: SQL =
@@ -66,8 +67,8 @@ struct HistoryStatements {
             + "AND xid < pg_snapshot_xmax(pg_current_snapshot()) AND NOT pg_visible_in_snapshot(xid, \(bind: batch)::pg_snapshot) "
             + "ORDER BY \"_pk\" LIMIT \(bind: .int64(Int64(limit)))"
         return "SELECT s.store_id::text, s.pruned, pg_current_snapshot()::text, h.\"_pk\", h.xid::text, "
-            + "h.committed_at, h.author, h.name, h.entities, h.kinds, h.keys, h.properties, h.tombstones, h.in_batch, h.versions, "
-            + "h.entity_index, h.property_index "
+            + "h.committed_at, h.author, h.name, h.entities, h.kinds, h.key_ranges, h.properties, h.tombstones, h.in_batch, "
+            + "h.version_runs, h.entity_runs, h.property_runs "
             + "FROM (SELECT store_id, pruned FROM \(state) ORDER BY \"_pk\" LIMIT 1) s "
             + "LEFT JOIN LATERAL ((\(rest)) UNION ALL (\(new))) h ON true "
             + "ORDER BY h.in_batch DESC, h.\"_pk\" LIMIT \(bind: .int64(Int64(limit)))"

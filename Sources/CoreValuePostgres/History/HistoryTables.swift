@@ -3,11 +3,11 @@
 ///
 /// `_corevalue_history` holds one row per committed save: its number (`"_pk"`, taken by the save's last
 /// statement), the transaction's ID (`xid8`, for reading by snapshots), when it was recorded, its author and
-/// name, and its changes as parallel arrays (kind letter, entity, primary key, version after the change,
-/// property list) plus the tombstones of its deletes as JSON. Entities and property lists are stored once
-/// per transaction (`entities`, `properties`: names joined by commas) and referred to by position
-/// (`entity_index`, `property_index`), so that a bulk save of 10,000 rows of one entity records two
-/// strings, not 20,000. `_corevalue_history_state` holds one row: the
+/// name, and its changes: a kind letter each (`kinds`), and entity, primary key, version after the change
+/// and property list each in run-length form (``HistoryRuns``), plus the tombstones of its deletes as JSON.
+/// Entities and property lists are stored once per transaction (`entities`, `properties`: names joined by
+/// commas) and referred to by position (`entity_runs`, `property_runs`), so that a bulk save of 10,000 rows
+/// of one entity records two strings and a few numbers besides its 10,000 kind letters. `_corevalue_history_state` holds one row: the
 /// history's random identifier (tokens name it) and the snapshot up to which history was deleted.
 extension SchemaMapping {
     /// The table of recorded transactions.
@@ -34,8 +34,9 @@ extension SchemaMapping {
                 column("committed_at", "timestamptz", default: "clock_timestamp()"),
                 column("author", "text", optional: true), column("name", "text", optional: true),
                 column("entities", "text[]"), column("properties", "text[]"), column("kinds", "text"),
-                column("entity_index", "integer[]"), column("keys", "bigint[]"), column("versions", "bigint[]"),
-                column("property_index", "integer[]"), column("tombstones", "text", optional: true),
+                column("entity_runs", "integer[]"), column("key_ranges", "bigint[]"),
+                column("version_runs", "bigint[]"),
+                column("property_runs", "integer[]"), column("tombstones", "text", optional: true),
             ],
             tableConstraints: [], foreignKeys: [], indexedColumns: ["xid"], isJoinTable: false)
         let state = TableDefinition(

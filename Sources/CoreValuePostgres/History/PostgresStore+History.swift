@@ -136,14 +136,20 @@ extension PostgresStore: HistoryStore {
         guard let number = try result.decodeIfPresent(Int64.self, row: row, column: 3) else { return nil }
         let entities = try result.decode([String].self, row: row, column: 8)
         let kinds = Array(try result.decode(String.self, row: row, column: 9))
-        let keys = try result.decode([Int64].self, row: row, column: 10)
+        let keys = try HistoryRuns.keys(try result.decode([Int64].self, row: row, column: 10), total: kinds.count)
         let properties = try result.decode([String].self, row: row, column: 11).map { list in
             list.isEmpty ? [] : list.split(separator: ",").map(String.init)
         }
         let tombstones = try result.decodeIfPresent(String.self, row: row, column: 12).map(TombstoneCoding.decode)
-        let versions = try result.decode([Int64?].self, row: row, column: 14)
-        let entityIndex = try result.decode([Int32].self, row: row, column: 15)
-        let propertyIndex = try result.decode([Int32].self, row: row, column: 16)
+        let versions = try HistoryRuns.values(
+            try result.decode([Int64?].self, row: row, column: 14), total: kinds.count, what: "versions"
+        ) { $0.map(Int.init) }
+        let entityIndex = try HistoryRuns.values(
+            try result.decode([Int32].self, row: row, column: 15), total: kinds.count, what: "entities"
+        ) { Int($0) }
+        let propertyIndex = try HistoryRuns.values(
+            try result.decode([Int32].self, row: row, column: 16), total: kinds.count, what: "property lists"
+        ) { Int($0) }
         guard keys.count == kinds.count, versions.count == kinds.count, entityIndex.count == kinds.count,
             propertyIndex.count == kinds.count,
             entityIndex.allSatisfy({ entities.indices.contains(Int($0)) }),
