@@ -103,7 +103,8 @@ struct XcodeModelImporter {
         }
         let defaultValue = self.defaultValue(element, type, entity: entity, name: name)
         return Attribute(
-            name, type, optional: element.flag("optional"), unique: unique.contains(name), defaultValue: defaultValue)
+            name, type, optional: element.flag("optional"), unique: unique.contains(name), defaultValue: defaultValue,
+            preservedAfterDeletion: element.flag("preserveAfterDeletion"))
     }
 
     /// `defaultValueString` (or, for dates, `defaultDateTimeInterval`, seconds since 2001) as a value.

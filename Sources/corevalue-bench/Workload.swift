@@ -30,29 +30,6 @@ final class Workload {
         self.store = try PostgresStore(model: model, configuration: try .init(url: url, schema: BenchModel.schema))
     }
 
-    /// Runs `body` with ``store`` recording history (the `.history` variants of the write ops), then counts
-    /// what it recorded: at least `expected` transactions.
-    func withHistory(expected: Int, _ body: () throws -> Void) throws {
-        let plain = store
-        store = try PostgresStore(
-            model: model,
-            configuration: try .init(url: url, schema: BenchModel.schema).with { $0.recordsHistory = true })
-        defer {
-            store.close()
-            store = plain
-        }
-        let before = try historyCount()
-        try body()
-        let recorded = try historyCount() - before
-        if recorded < expected { failures.append("history: \(recorded) transactions recorded, expected \(expected)") }
-    }
-
-    private func historyCount() throws -> Int {
-        Int(
-            try admin.query("SELECT count(*) FROM \(table(SchemaMapping.historyTable))").decode(
-                Int64.self, row: 0, column: 0))
-    }
-
     /// Times `body`, prints the operation's line, and records a failed check.
     ///
     /// `body` gets a ``Phases`` to mark where the struct work (boxing or unboxing) ends and the store work
