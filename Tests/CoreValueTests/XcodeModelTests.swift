@@ -158,14 +158,14 @@ import Testing
         let contents = FileManager.default.temporaryDirectory.appendingPathComponent("contents-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: contents) }
         try #"""
-            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                <entity name="Item" syncable="YES">
-                    <attribute name="sku" attributeType="String" preserveAfterDeletion="YES"/>
-                    <attribute name="note" optional="YES" attributeType="String"/>
-                </entity>
-            </model>
-            """#.write(to: contents, atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Item" syncable="YES">
+                <attribute name="sku" attributeType="String" preserveAfterDeletion="YES"/>
+                <attribute name="note" optional="YES" attributeType="String"/>
+            </entity>
+        </model>
+        """#.write(to: contents, atomically: true, encoding: .utf8)
         let attributes = try XcodeModel(contentsOf: contents).model.entities.first?.attributes ?? []
         #expect(attributes.map(\.preservesValueAfterDeletion) == [true, false])
     }
