@@ -47,8 +47,7 @@ if [[ ! -f "$DATA/PG_VERSION" ]]; then
     rm -rf "$DATA"
     as_owner mkdir -p "$DATA" "$SOCK"
     chmod 700 "$DATA"
-    as_owner "$PG_BIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync \
-        >"$DB_DIR/initdb.log" 2>&1 || { cat "$DB_DIR/initdb.log" >&2; exit 1; }
+    init_cluster "$PG_BIN" "$DATA" "$DB_DIR"
     {
         echo "# --- scripts/db-up.sh ---"
         echo "listen_addresses = '127.0.0.1'"
@@ -64,8 +63,7 @@ fi
 as_owner mkdir -p "$SOCK"
 : >"$LOG"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$LOG"
-as_owner "$PG_BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $port" -w -t 60 start >/dev/null \
-    || { echo "db-up: pg_ctl start failed; log:" >&2; cat "$LOG" >&2; exit 1; }
+start_cluster db-up "$PG_BIN" "$DATA" "$LOG" "$port"
 "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -t 30 \
     || { echo "db-up: server not ready; log:" >&2; cat "$LOG" >&2; exit 1; }
 

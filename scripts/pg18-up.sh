@@ -37,8 +37,7 @@ mkdir -p "$DIR"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$DIR"
 port=${CV_PG18_PORT:-54360}
 while port_busy "$port"; do port=$((port + 1)); done
-as_owner "$BIN/initdb" -D "$DIR/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync \
-    >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
+init_cluster "$BIN" "$DIR/data" "$DIR"
 {
     echo "listen_addresses = '127.0.0.1'"
     echo "port = $port"
@@ -49,8 +48,7 @@ as_owner "$BIN/initdb" -D "$DIR/data" -U postgres -A trust -E UTF8 --locale=C.UT
     echo "full_page_writes = off"
     echo "log_min_messages = warning"
 } | as_owner tee -a "$DIR/data/postgresql.conf" >/dev/null
-as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null \
-    || { echo "pg18-up: pg_ctl start failed; log:" >&2; cat "$DIR/server.log" >&2; exit 1; }
+start_cluster pg18-up "$BIN" "$DIR/data" "$DIR/server.log"
 psql=(as_owner "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$port" -U postgres -d postgres)
 "${psql[@]}" -c "create role \"$DB_USER\" login superuser"
 "${psql[@]}" -c "create database \"$DB_NAME\" owner \"$DB_USER\""

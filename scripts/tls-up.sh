@@ -55,8 +55,7 @@ port=${CV_TLS_PORT:-54340}
 while port_busy "$port"; do port=$((port + 1)); done
 as_owner mkdir -p "$DATA"
 chmod 700 "$DATA"
-as_owner "$PG_BIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync \
-    >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
+init_cluster "$PG_BIN" "$DATA" "$DIR"
 {
     echo "listen_addresses = '127.0.0.1'"
     echo "unix_socket_directories = '$DIR'"
@@ -72,8 +71,7 @@ as_owner "$PG_BIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF
 printf 'local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n' | as_owner tee "$DATA/pg_hba.conf" >/dev/null
 : >"$LOG"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$LOG"
-as_owner "$PG_BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $port" -w -t 60 start >/dev/null \
-    || { echo "tls-up: pg_ctl start failed; log:" >&2; cat "$LOG" >&2; exit 1; }
+start_cluster tls-up "$PG_BIN" "$DATA" "$LOG" "$port"
 
 psql=(as_owner "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$port" -U postgres -d postgres)
 "${psql[@]}" -c "create role corevalue_tls login superuser password '$(cat "$DIR/password")'"
