@@ -91,7 +91,11 @@ import Testing
     @Test func historyCostsASaveOneStatementAndOneRoundTrip() throws {
         try HistoryTests.withHistoryStore { store, url, schema in
             let plain = try PostgresStore(
-                model: ExampleModel.model, configuration: try .init(url: url, schema: schema).with { $0.poolSize = 1 })
+                model: ExampleModel.model,
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 1
+                    if let size = TestDatabase.statementCacheSize { $0.preparedStatementCacheSize = size }
+                })
             defer { plain.close() }
             for target in [plain, store] {
                 try Product(id: 1, name: "one", price: 1).save(ManagedObjectContext(store: target))

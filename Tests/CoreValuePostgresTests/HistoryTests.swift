@@ -21,6 +21,8 @@ import Testing
                 model: model,
                 configuration: try .init(url: url, schema: schema).with {
                     $0.recordsHistory = true
+                    // Through pgbouncer (make test-ha) the cache is off, as for every store of the tests.
+                    if let size = TestDatabase.statementCacheSize { $0.preparedStatementCacheSize = size }
                     $0.notificationChannel = channel
                 })
             defer { store.close() }
