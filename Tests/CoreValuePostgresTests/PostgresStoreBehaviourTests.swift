@@ -22,6 +22,20 @@ func postgresStoreBehaviour(_ check: SuiteCase, _ api: APIMode) async throws {
     }
 }
 
+/// The behaviour suite once more with every store opened as an application role that has only the GRANTs
+/// `SchemaPrinter.grants(to:)` prints (issue 33: least privilege), the schemas migrated by their owner.
+/// Through the synchronous API (the async one reaches the same statements).
+@Test(arguments: StoreSuite.all)
+func postgresStoreBehaviourAsApplicationRole(_ check: SuiteCase) async throws {
+    guard TestDatabase.isAvailable("postgresStoreBehaviourAsApplicationRole(\(check.name))") else { return }
+    try await TestSchema.withEmpty { schema in
+        let role = try StoreFactoryRecord.applicationRole(schema.url)
+        let stores = StoreFactoryRecord(url: schema.url, firstSchema: schema.name, role: role)
+        defer { stores.closeAndDrop() }
+        try await check.run({ try stores.make() }, .sync)
+    }
+}
+
 /// The history suite against `PostgresStore`, through both APIs: each store in a fresh schema migrated
 /// with the history tables.
 @Test(arguments: HistorySuite.cases, APIMode.allCases)
@@ -44,9 +58,28 @@ private final class StoreFactoryRecord: @unchecked Sendable {
     private var stores: [PostgresStore] = []
     private var schemas: [String] = []
 
-    init(url: String, firstSchema: String) {
+    /// The role stores are opened as (with the schema's GRANTs), or `nil`: the URL's own (superuser) role.
+    private let role: String?
+
+    init(url: String, firstSchema: String, role: String? = nil) {
         self.url = url
         self.firstSchema = firstSchema
+        self.role = role
+    }
+
+    /// A login role without rights of its own, made once per cluster (trust authentication on the test
+    /// cluster); each store's schema grants it what `SchemaPrinter.grants(to:)` prints.
+    static func applicationRole(_ url: String) throws -> String {
+        let role = "corevalue_behaviour_app"
+        try TestDatabase.execute(
+            url,
+            """
+            DO $$ BEGIN
+                CREATE ROLE \(SQLIdentifier.quote(role)) LOGIN NOSUPERUSER;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+            END $$;
+            """)
+        return role
     }
 
     /// A store in a fresh schema: migrated from the example migration files, or with `recordsHistory` from
@@ -63,9 +96,22 @@ private final class StoreFactoryRecord: @unchecked Sendable {
         } else {
             _ = try migrator.migrate(try Migration.load(from: TestDatabase.migrationsDirectory))
         }
+        var storeURL = url
+        if let role {
+            let printer = SchemaPrinter(model: ExampleModel.model, schema: schema, recordsHistory: recordsHistory)
+            try TestDatabase.execute(url, printer.grants(to: role))
+            storeURL = try LeastPrivilegeTests.url(url, user: role)
+            // The role is what the stores run as, and it cannot change the schema.
+            let probe = try Connection(storeURL)
+            defer { probe.close() }
+            #expect(try probe.query("SELECT current_user::text").decode(String.self, row: 0, column: 0) == role)
+            #expect(throws: DatabaseError.self) {
+                try probe.execute("CREATE TABLE \(SQLIdentifier.quote(schema)).cv_probe (x int)")
+            }
+        }
         let store = try PostgresStore(
             model: ExampleModel.model,
-            configuration: try .init(url: url, schema: schema).with {
+            configuration: try .init(url: storeURL, schema: schema).with {
                 $0.poolSize = 2
                 $0.recordsHistory = recordsHistory
                 $0.historyAuthor = author
