@@ -7,6 +7,12 @@ public struct BatchDeleteRequest: Sendable, Hashable {
     public var predicate: CVPredicate?
     /// Whether the result lists the IDs of the rows deleted (otherwise only their count).
     public var returnsObjectIDs: Bool
+    /// Who the batch is by and its name, as a store that records history keeps them (``HistoryTransaction``);
+    /// a context's `batchUpdate`/`batchDelete` fills in its own ``ManagedObjectContext/transactionAuthor``
+    /// and ``ManagedObjectContext/transactionName`` where these are `nil`.
+    public var transactionAuthor: String?
+    /// The batch's name in history (see ``transactionAuthor``).
+    public var transactionName: String?
 
     /// Creates a request.
     public init(entityName: String, predicate: CVPredicate? = nil, returnsObjectIDs: Bool = false) {
@@ -36,6 +42,8 @@ public struct BatchDeleteRequest: Sendable, Hashable {
         var attempt = 1
         while true {
             let context = ManagedObjectContext(store: store)
+            context.transactionAuthor = transactionAuthor
+            context.transactionName = transactionName
             let objects = try context.fetch(FetchRequest(entityName: entityName, predicate: predicate))
             let ids = objects.map(\.objectID).inKeyOrder()
             do {

@@ -14,6 +14,12 @@ public struct BatchUpdateRequest: Sendable, Hashable {
     public var values: [String: AttributeValue]
     /// Whether the result lists the IDs of the rows updated (otherwise only their count, whatever their number).
     public var returnsObjectIDs: Bool
+    /// Who the batch is by and its name, as a store that records history keeps them (``HistoryTransaction``);
+    /// a context's `batchUpdate`/`batchDelete` fills in its own ``ManagedObjectContext/transactionAuthor``
+    /// and ``ManagedObjectContext/transactionName`` where these are `nil`.
+    public var transactionAuthor: String?
+    /// The batch's name in history (see ``transactionAuthor``).
+    public var transactionName: String?
 
     /// Creates a request.
     public init(

@@ -17,7 +17,9 @@ extension ManagedObjectContext {
     /// - Throws: Before anything is sent: the request's validation errors (see ``BatchUpdateRequest``); then
     ///   the store's errors, with nothing written.
     public func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
-        let request = try request.validated(in: model)
+        var request = try request.validated(in: model)
+        request.transactionAuthor = request.transactionAuthor ?? transactionAuthor
+        request.transactionName = request.transactionName ?? transactionName
         let result = try refined.batchUpdate(request)
         try refreshRegistered(of: [request.entityName])
         return result
@@ -46,7 +48,9 @@ extension ManagedObjectContext {
     ///   errors. ``CVManagedStructError/constraintViolation(entity:key:message:)`` naming a `deny`
     ///   relationship that still has related rows, with nothing deleted; the store's errors.
     public func batchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
-        let request = try request.validated(in: model)
+        var request = try request.validated(in: model)
+        request.transactionAuthor = request.transactionAuthor ?? transactionAuthor
+        request.transactionName = request.transactionName ?? transactionName
         let result = try refined.batchDelete(request)
         try refreshRegistered(of: try relatedEntities(of: request.entityName))
         return result

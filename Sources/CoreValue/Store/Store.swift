@@ -261,7 +261,10 @@ extension StoreRefinements {
             let rows = try fetch(FetchRequest(entityName: request.entityName, predicate: request.predicate))
             let updates = rows.map { ObjectChange(id: $0.id, version: $0.version, attributes: values) }
             do {
-                if !updates.isEmpty { _ = try apply(ChangeSet(updates: updates)) }
+                var changes = ChangeSet(updates: updates)
+                changes.transactionAuthor = request.transactionAuthor
+                changes.transactionName = request.transactionName
+                if !updates.isEmpty { _ = try apply(changes) }
             } catch let error as CVManagedStructError where error.code == .conflict && attempt < 3 {
                 attempt += 1
                 continue

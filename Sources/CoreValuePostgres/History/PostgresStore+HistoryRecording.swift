@@ -40,13 +40,22 @@ extension PostgresStore {
 
     /// The statement that records a transaction's changes in the history table (its last before `COMMIT`,
     /// or before the notification), or `nil` when it changed nothing.
-    func historyRecord(_ outcome: WriteOutcome, tombstones: [ManagedObjectID: [String: AttributeValue]]) -> SQL? {
+    func historyRecord(
+        _ outcome: WriteOutcome, tombstones: [ManagedObjectID: [String: AttributeValue]],
+        attribution: HistoryAttribution
+    ) -> SQL? {
         // By stream position for a streamed save (`saved(insert:at:)`), without tabulating its result.
         let changes = HistoryChange.changes(of: outcome.notified, result: outcome.result, tombstones: tombstones)
         guard !changes.isEmpty else { return nil }
         let record = HistoryRecord(
-            author: outcome.notified.transactionAuthor ?? configuration.historyAuthor,
-            name: outcome.notified.transactionName, changes: changes)
+            author: outcome.notified.transactionAuthor ?? attribution.author ?? configuration.historyAuthor,
+            name: outcome.notified.transactionName ?? attribution.name, changes: changes)
         return HistoryStatements(schema: configuration.schema).record(record)
     }
+}
+
+/// Who a write is by and its name, for a write whose change set carries neither (a batch request's).
+struct HistoryAttribution {
+    var author: String?
+    var name: String?
 }

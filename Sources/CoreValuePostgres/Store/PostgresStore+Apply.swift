@@ -95,7 +95,8 @@ extension PostgresStore {
     /// tombstones of the deletes were read) and with a ``notificationChannel`` the change notification. An
     /// attempt's error passes through `mapError` before the retry loop sees it.
     func write(
-        mapError: (any Error) -> any Error = { $0 }, _ choose: (StatementRunner) throws -> WriteStrategy
+        attribution: HistoryAttribution = HistoryAttribution(), mapError: (any Error) -> any Error = { $0 },
+        _ choose: (StatementRunner) throws -> WriteStrategy
     ) throws -> WriteOutcome {
         try withRetries {
             do {
@@ -109,7 +110,8 @@ extension PostgresStore {
                         // The history record and the notification need no check of their results: the last
                         // of them carries the `COMMIT` (one round trip fewer).
                         let last = [
-                            recordsHistory ? historyRecord(outcome, tombstones: tombstones) : nil,
+                            recordsHistory
+                                ? historyRecord(outcome, tombstones: tombstones, attribution: attribution) : nil,
                             notificationChannel.map { Self.notification($0, outcome.notified, outcome.notifiedResult) },
                         ].compactMap { $0 }
                         for (position, statement) in last.enumerated() {

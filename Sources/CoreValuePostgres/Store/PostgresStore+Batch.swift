@@ -16,7 +16,10 @@ extension PostgresStore {
         let listsRows = request.returnsObjectIDs || writesAfterChanges
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
         let assigned = request.values.keys.sorted()
-        let outcome = try write { _ in .batch(sql, entity: entity.name, listsRows: listsRows, assigned: assigned) }
+        let attribution = HistoryAttribution(author: request.transactionAuthor, name: request.transactionName)
+        let outcome = try write(attribution: attribution) { _ in
+            .batch(sql, entity: entity.name, listsRows: listsRows, assigned: assigned)
+        }
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
         let ids = outcome.result.versions.keys.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
@@ -39,7 +42,8 @@ extension PostgresStore {
         guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
             return try request.runThroughContext(on: self)
         }
-        let outcome = try write { _ in .batchDelete(deletion) }
+        let attribution = HistoryAttribution(author: request.transactionAuthor, name: request.transactionName)
+        let outcome = try write(attribution: attribution) { _ in .batchDelete(deletion) }
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
         let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)

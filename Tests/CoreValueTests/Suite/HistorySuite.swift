@@ -138,7 +138,7 @@ enum HistorySuite {
             let history = try await readHistory(store, after: nil, via: api)
             #expect(history.map { $0.changes.map(\.kind) } == [[.insert], [.update]])
         },
-        HistoryCase("batch requests are recorded with the rows and attributes they wrote") { make, api in
+        HistoryCase("batch requests are recorded with the rows and attributes they wrote, and by whom") { make, api in
             let store = try make(nil)
             let context = ManagedObjectContext(store: store)
             for index in 0..<3 {
@@ -146,9 +146,12 @@ enum HistorySuite {
                 try await employee.save(context, via: api)
             }
             let start = try await currentToken(store, api)
+            context.transactionAuthor = "janitor"
+            context.transactionName = "promote"
             let updated = try await context.batchUpdate(
                 BatchUpdateRequest(
                     entityName: "Employee", predicate: .key("age") >= 21, values: ["job": .string("Lead")]))
+            context.transactionName = "purge"
             let deleted = try await context.batchDelete(
                 BatchDeleteRequest(entityName: "Employee", predicate: .key("age") < 21))
             #expect(updated.count == 2 && deleted.count == 1)
@@ -158,6 +161,8 @@ enum HistorySuite {
             #expect(history[0].changes.count == 2)
             #expect(history[0].changes.allSatisfy { $0.kind == .update && $0.updatedProperties == ["job"] })
             #expect(history[1].changes.map(\.kind) == [.delete])
+            #expect(history.map(\.author) == ["janitor", "janitor"])
+            #expect(history.map(\.name) == ["promote", "purge"])
         },
         HistoryCase("deleting history expires older tokens and keeps newer ones reading") { make, api in
             let store = try make(nil)
