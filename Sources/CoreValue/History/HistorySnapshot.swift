@@ -21,6 +21,27 @@
         self.inProgress = inProgress.sorted()
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case xmin, xmax, inProgress
+    }
+
+    /// Decodes a snapshot, refusing one PostgreSQL could not have taken (a token edited or corrupted on its
+    /// way): `xmin` above `xmax`, or a running transaction outside `xmin..<xmax` or listed twice.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let xmin = try container.decode(UInt64.self, forKey: .xmin)
+        let xmax = try container.decode(UInt64.self, forKey: .xmax)
+        let running = try container.decode([UInt64].self, forKey: .inProgress)
+        guard xmin <= xmax, running.allSatisfy({ $0 >= xmin && $0 < xmax }), Set(running).count == running.count
+        else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "not a snapshot: xmin \(xmin), xmax \(xmax), running \(running)"))
+        }
+        self.init(xmin: xmin, xmax: xmax, inProgress: running)
+    }
+
     /// The snapshot that shows nothing: the start of history.
     public static let origin = HistorySnapshot(xmin: 1, xmax: 1)
 
