@@ -40,19 +40,6 @@ import Testing
     }
 }
 
-/// SplitMix64, as the worker's: the kill schedule and the writers' seeds from one printed seed.
-struct HistorySeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// History writer and reader processes on one schema, each with its log in a directory of its own; the test
 /// kills and restarts them, then ``finish()`` stops them and ``check()`` compares their logs with history.
 final class HistoryWorkload {
@@ -64,7 +51,7 @@ final class HistoryWorkload {
     let directory: URL
     /// The application name of every worker's connections, to find their transactions on the server.
     let applicationName: String
-    private var generator: HistorySeededGenerator
+    private var generator: SeededRandom
     private var writers: [Int: Process] = [:]
     private var readers: [Int: Process] = [:]
     private(set) var writerKills = 0
@@ -78,7 +65,7 @@ final class HistoryWorkload {
         self.operations = operations
         seed =
             ProcessInfo.processInfo.environment["CV_HISTORY_SEED"].flatMap { UInt64($0) } ?? .random(in: 1...(1 << 40))
-        generator = HistorySeededGenerator(state: seed)
+        generator = SeededRandom(seed: seed)
         self.schema = schema
         applicationName = "cvh_" + schema.suffix(12)
         self.url = url + (url.contains("?") ? "&" : "?") + "application_name=\(applicationName)"

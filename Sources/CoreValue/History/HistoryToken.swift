@@ -37,11 +37,6 @@ public struct HistoryToken: Sendable, Hashable, Codable, Comparable, CustomStrin
         self.after = after
     }
 
-    /// Whether the transaction with ID `xid` and number `number` has been read.
-    @_spi(StoreImplementation) public func hasRead(xid: UInt64, number: Int64) -> Bool {
-        (base.shows(xid) && number <= baseNumber) || (batch.shows(xid) && number <= after)
-    }
-
     /// Whether a transaction with ID `xid` and number `number` that ``batch`` shows is still to be read as
     /// part of it (numbered past ``after``, and not read with ``base``).
     @_spi(StoreImplementation) public func isRestOfBatch(xid: UInt64, number: Int64) -> Bool {
