@@ -105,8 +105,8 @@ import Testing
             let result = try Employee.batchUpdate(
                 context, set: [.set(\.job, to: "x")], where: #Predicate { $0.age < 40 })
             #expect(result.count == 1)
-            // The UPDATE (BEGIN and COMMIT go with it and are not counted).
-            #expect(store.statistics.since(before).statements == 1)
+            // The UPDATE and the commit identifier (BEGIN and COMMIT go with them and are not counted).
+            #expect(store.statistics.since(before).statements == 2)
             // NUL in text is refused by PostgreSQL's rule, before anything is sent.
             #expect(throws: PostgresStoreError.self) {
                 _ = try Employee.batchUpdate(context, set: [.set(\.job, to: "a\u{0}b")])

@@ -123,7 +123,7 @@ import Testing
             let schema = base + "\"; DROP SCHEMA public; --"
             defer { try? TestDatabase.execute(url, "DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(schema)) CASCADE") }
             let migrator = try Migrator(url: url, schema: schema)
-            #expect(try migrator.migrate(try Migration.load(from: TestDatabase.migrationsDirectory)).count == 1)
+            #expect(try migrator.migrate(try Migration.load(from: TestDatabase.migrationsDirectory)).count == 2)
             let store = try PostgresStore(
                 model: try ExampleModel.make(), configuration: try .init(url: url, schema: schema))
             defer { store.close() }

@@ -58,6 +58,13 @@ import Testing
                     PRIMARY KEY ("owner", "member")
                 );
 
+                CREATE TABLE "s"."_corevalue_commits" (
+                    "id" uuid NOT NULL DEFAULT '00000000-0000-0000-0000-000000000000' PRIMARY KEY,
+                    "at" timestamptz NOT NULL DEFAULT '-infinity',
+                    "result" jsonb
+                );
+                INSERT INTO "s"."_corevalue_commits" DEFAULT VALUES;
+
                 ALTER TABLE "s"."Team" ADD FOREIGN KEY ("captain") REFERENCES "s"."Player" ("_pk") ON DELETE SET NULL;
 
                 ALTER TABLE "s"."Player" ADD FOREIGN KEY ("mentor") REFERENCES "s"."Player" ("_pk") ON DELETE SET NULL;
@@ -68,16 +75,28 @@ import Testing
 
                 CREATE INDEX ON "s"."Team_scouts" ("member");
 
+                CREATE INDEX ON "s"."_corevalue_commits" ("at");
+
                 """)
         #expect(SchemaPrinter(model: model, schema: "s").ddl == ddl)
     }
 
-    @Test func theFirstMigrationIsTheExampleModelsDDL() throws {
+    @Test func theMigrationFilesAreTheExampleModelsDDL() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let file = root.appendingPathComponent("migrations/0001_example_model.sql")
-        let contents = try String(contentsOf: file, encoding: .utf8)
-        #expect(contents == SchemaPrinter(model: try ExampleModel.make()).ddl)
+        let first = try String(
+            contentsOf: root.appendingPathComponent("migrations/0001_example_model.sql"), encoding: .utf8)
+        let model = try ExampleModel.make()
+        #expect(first == SchemaPrinter(mapping: SchemaMapping(model: model, resolvesCommits: false), schema: nil).ddl)
+        // The second adds the commit table, as the diff from the first to the whole DDL does.
+        let second = try String(
+            contentsOf: root.appendingPathComponent("migrations/0002_commit_table.sql"), encoding: .utf8)
+        let diff = SchemaDiff(
+            mapping: SchemaMapping(model: model),
+            catalog: SchemaCatalog(expectedFor: SchemaMapping(model: model, resolvesCommits: false)), schema: nil)
+        let statements = second.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n")
+        let expected = diff.statements.joined(separator: "\n")
+        #expect(statements.split(whereSeparator: \.isWhitespace) == expected.split(whereSeparator: \.isWhitespace))
     }
 
     @Test(arguments: [

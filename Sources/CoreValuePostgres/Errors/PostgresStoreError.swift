@@ -60,9 +60,11 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// encode or decode, a protocol violation. ``PostgresStoreError/underlying`` is its `LibPQError`.
         /// Nothing was committed.
         public static let driverError = Code(.driverError)
-        /// The connection was lost after `COMMIT` was sent and before its reply came: the transaction may or may
-        /// not have committed, so the store does not repeat it. Read the rows to find out.
-        /// ``PostgresStoreError/underlying`` is the driver's `LibPQError`.
+        /// The connection was lost after `COMMIT` was sent and before its reply came, and the store could not
+        /// find out whether the transaction committed: ``PostgresStore/Configuration/resolvesCommitOutcomes``
+        /// is off, the lookup did not finish within ``PostgresStore/Configuration/failoverBudget``, or the
+        /// commit table was emptied by hand. The store does not repeat it; read the rows to find out.
+        /// ``PostgresStoreError/underlying`` is the driver's `LibPQError` or the lookup's last error.
         public static let commitOutcomeUnknown = Code(.commitOutcomeUnknown)
         /// The server refused the login: an untrusted certificate, a certificate for another host, TLS required
         /// or unavailable, a wrong password, no channel binding, no `pg_hba.conf` rule.
@@ -153,6 +155,9 @@ extension PostgresStoreError {
             return PostgresStoreError(.commitOutcomeUnknown, error.message, underlying: error)
         case let error as LibPQError:
             return PostgresStoreError(.driverError, error.description, underlying: error)
+        case let error as CommitNotMade:
+            // Not retried (a stream that handed out a batch): nothing was committed.
+            return PostgresStoreError(.serverUnavailable, error.description, underlying: error.lost)
         default:
             return error
         }

@@ -108,7 +108,7 @@ public struct SchemaDiff: Sendable, Hashable {
         let known = Set(tables.map(\.name))
         for table in catalog.columns.keys.sorted()
         where !known.contains(table) && table != Migrator.historyTable
-            && !SchemaMapping.isHistoryTable(table)
+            && !SchemaMapping.isStoreTable(table)
         {
             destructive.append(
                 "table \(printer.name(table)) is not in the model: DROP TABLE \(printer.name(table)); (loses its data)")

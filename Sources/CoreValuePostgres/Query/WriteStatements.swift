@@ -93,8 +93,11 @@ package struct WriteStatements: Sendable {
     /// each row's key, version and identifier: what ``upsert(into:key:columns:)`` and
     /// ``insertNew(into:key:columns:)`` send.
     private func keyedInsert(into table: String, key: Attribute, columns: [ColumnValues], onConflict: SQL) -> SQL {
-        "INSERT INTO \(SQLIdentifier(table, schema: schema)) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
+        let target = SQLIdentifier(table, schema: schema)
+        let sql: SQL =
+            "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
             + onConflict + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
+        return sql.returning([SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn, key.name], of: target)
     }
 
     /// `COPY table ("_pk", "_version", attributes...) FROM STDIN (FORMAT binary)`: new rows with their keys
@@ -210,7 +213,8 @@ package struct WriteStatements: Sendable {
             "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "WHERE t.\(Self.pk) = \(typedBind: .int64(key))"
         if let version { sql = sql + " AND t.\(Self.version) = \(typedBind: .int64(version))" }
-        return sql + " RETURNING t.\(Self.pk), t.\(Self.version)"
+        return (sql + " RETURNING t.\(Self.pk), t.\(Self.version)").returning(
+            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn], of: SQLIdentifier(table, schema: schema))
     }
 
     /// `SELECT "_pk", "_version" ... WHERE "_pk" = ANY($1)`: the versions of these rows now (a row that no
@@ -263,11 +267,14 @@ package struct WriteStatements: Sendable {
 
     /// `DELETE ... USING unnest(keys, versions) ... RETURNING "_pk"`: rows whose version moved on stay.
     package func delete(from table: String, keys: [Int64], versions: [Int64?]) -> SQL {
-        "DELETE FROM \(SQLIdentifier(table, schema: schema)) AS t "
+        let target = SQLIdentifier(table, schema: schema)
+        let sql: SQL =
+            "DELETE FROM \(target) AS t "
             + "USING unnest(\(typedBind: .int64Array(keys)), \(typedBind: .optionalInt64Array(versions))) "
             + "AS d(\(Self.pk), \(Self.version)) "
             + "WHERE t.\(Self.pk) = d.\(Self.pk) AND (d.\(Self.version) IS NULL OR t.\(Self.version) = d.\(Self.version)) "
             + "RETURNING t.\(Self.pk)"
+        return sql.returning([SchemaMapping.primaryKeyColumn], of: target)
     }
 
     /// Deletes the join rows of the changed owners that are not in their new lists. With `detachMembers`

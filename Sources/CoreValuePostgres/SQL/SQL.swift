@@ -23,6 +23,25 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     /// The text, kept by ``renderedOnce()`` for a statement sent again and again with other values
     /// (``replacingBinds(_:)``); `nil` otherwise.
     private var rendered: String?
+    /// For a write whose result rows are columns of one table's rows (`RETURNING t."_pk", ...`): that table
+    /// and those columns, so that a save whose `COMMIT` reply was lost can be handed the same rows from the
+    /// commit table (``CommitMarker``). Not part of equality.
+    package private(set) var returnedRows: ReturnedRows?
+
+    /// A table's columns a statement returns, in order (see ``returnedRows``).
+    package struct ReturnedRows: Sendable, Hashable {
+        /// The table, qualified.
+        package var table: SQLIdentifier
+        /// The columns, in the order the statement returns them.
+        package var columns: [String]
+    }
+
+    /// The same statement, noted as returning these columns of `table`'s rows.
+    package func returning(_ columns: [String], of table: SQLIdentifier) -> SQL {
+        var copy = self
+        copy.returnedRows = ReturnedRows(table: table, columns: columns)
+        return copy
+    }
 
     /// Creates SQL from a string literal written in source code.
     package init(stringLiteral value: String) {
@@ -67,6 +86,7 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         var result = SQL()
         result.parts = replaced
         result.rendered = rendered
+        result.returnedRows = returnedRows
         return result
     }
 

@@ -12,7 +12,7 @@ extension SchemaCatalog {
         for table in mapping.tables {
             var columns: [String: Column] = [:]
             for column in table.columns {
-                let isKey = column.name == SchemaMapping.primaryKeyColumn
+                let isKey = column.name == SchemaMapping.primaryKeyColumn && table.ownKey == nil
                 columns[column.name] = Column(
                     type: ColumnType.informationSchemaName(of: column.sqlType), isNullable: column.isNullable,
                     isIdentity: isKey, collation: column.collation ?? "",
@@ -20,7 +20,7 @@ extension SchemaCatalog {
                 if column.isUnique { addUnique([column.name], isPrimary: false, deferred: false, to: table.name) }
             }
             self.columns[table.name] = columns
-            let key = table.isJoinTable ? nil : [SchemaMapping.primaryKeyColumn]
+            let key = table.isJoinTable ? nil : [table.ownKey ?? SchemaMapping.primaryKeyColumn]
             if let key { addUnique(key, isPrimary: true, deferred: false, to: table.name) }
             for constraint in table.tableConstraints {
                 let named = Self.columns(in: constraint)

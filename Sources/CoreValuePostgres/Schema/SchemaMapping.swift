@@ -34,11 +34,15 @@ package struct SchemaMapping: Sendable {
     package let model: ManagedObjectModel
     /// Whether the store's history tables are part of the schema (see ``historyTables``).
     package let recordsHistory: Bool
+    /// Whether the commit table is part of the schema (see ``commitTableDefinition``).
+    package let resolvesCommits: Bool
 
-    /// Creates the mapping of a model, with the history tables when the store records history.
-    package init(model: ManagedObjectModel, recordsHistory: Bool = false) {
+    /// Creates the mapping of a model, with the history tables when the store records history, and the
+    /// commit table unless the store leaves lost commits unresolved.
+    package init(model: ManagedObjectModel, recordsHistory: Bool = false, resolvesCommits: Bool = true) {
         self.model = model
         self.recordsHistory = recordsHistory
+        self.resolvesCommits = resolvesCommits
     }
 
     /// The name of the join table that stores an owning to-many relationship.
@@ -47,9 +51,10 @@ package struct SchemaMapping: Sendable {
     }
 
     /// Every table, entity tables first (in model order), then join tables (in model order), then with
-    /// ``recordsHistory`` the history tables.
+    /// ``recordsHistory`` the history tables, then with ``resolvesCommits`` the commit table.
     package var tables: [TableDefinition] {
         model.entities.map(entityTable) + model.entities.flatMap(joinTables) + (recordsHistory ? historyTables : [])
+            + (resolvesCommits ? [commitTableDefinition] : [])
     }
 
     /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.

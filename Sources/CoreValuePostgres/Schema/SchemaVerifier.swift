@@ -25,12 +25,14 @@ struct SchemaVerifier {
             let indexes = catalog.uniqueIndexes[table.name] ?? []
             let isOrdered = table.columns.contains { $0.name == SchemaMapping.positionColumn }
             let primaryKey =
-                table.isJoinTable ? SchemaMapping.joinTableKey(ordered: isOrdered) : [SchemaMapping.primaryKeyColumn]
+                table.isJoinTable
+                ? SchemaMapping.joinTableKey(ordered: isOrdered) : [table.ownKey ?? SchemaMapping.primaryKeyColumn]
             // In either column order: a join table created before ordered ones led with the member works alike.
             if !indexes.contains(where: { $0.isPrimary && Set($0.columns) == Set(primaryKey) }) {
                 problems.append("table \(quoted) has no PRIMARY KEY (\(list(primaryKey)))")
             }
-            if !table.isJoinTable, let pk = columns[SchemaMapping.primaryKeyColumn], !pk.isIdentity {
+            if !table.isJoinTable, table.ownKey == nil, let pk = columns[SchemaMapping.primaryKeyColumn], !pk.isIdentity
+            {
                 problems.append(
                     "column \(quoted).\(SQLIdentifier(SchemaMapping.primaryKeyColumn)) is not an identity column")
             }

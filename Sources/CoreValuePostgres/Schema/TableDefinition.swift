@@ -57,4 +57,7 @@ package struct TableDefinition: Sendable, Hashable {
     package var isJoinTable: Bool
     /// Whether the table is made with one row of its columns' defaults (the history state).
     package var seedsRow = false
+    /// For a table of the store's keyed by a column of its own (the commit table's `id`), that column: the
+    /// primary key, in place of an identity `"_pk"`.
+    package var ownKey: String? = nil
 }

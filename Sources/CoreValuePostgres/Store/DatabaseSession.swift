@@ -28,6 +28,11 @@ protocol DatabaseSession: AnyObject {
     func commitWithNextStatement()
     /// Whether the current transaction's `COMMIT` went with its last statement and succeeded.
     var committedWithLastStatement: Bool { get }
+    /// Whether the next statement (or pipeline) carries the current transaction's `COMMIT`.
+    var commitGoesWithNextStatement: Bool { get }
+    /// Takes the `COMMIT` that went with the last statement, whose reply was lost, as committed (the store
+    /// found out on another connection): the transaction ends without sending anything more.
+    func adoptResolvedCommit()
     /// Sends every statement `body` sends without waiting, then hands each result to `each` in order as it
     /// arrives (one round trip). A failing statement throws `PipelineError`.
     func pipeline(

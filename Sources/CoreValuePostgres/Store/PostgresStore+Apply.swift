@@ -101,7 +101,10 @@ extension PostgresStore {
         try withRetries {
             do {
                 return try withRunner { runner in
-                    try runner.transaction { runner in
+                    var runner = runner
+                    // A new identifier per attempt: a retried attempt's row is its own.
+                    runner.commits = commitTracking()
+                    let outcome = try runner.transaction { runner in
                         let executor = WriteExecutor(
                             runner: runner, statements: writeStatements, notifies: writesAfterChanges)
                         let strategy = try choose(runner)
@@ -120,6 +123,8 @@ extension PostgresStore {
                         }
                         return outcome
                     }
+                    pruneCommitsIfDue(runner)
+                    return outcome
                 }
             } catch {
                 throw mapError(error)

@@ -28,10 +28,25 @@ extension PostgresStore {
         /// How long work is retried, with backoff (50 ms doubling to 1 s), when the server cannot be reached
         /// or the connection breaks before `COMMIT` was sent: a restart, or a failover to a standby behind a
         /// multi-host URL with `target_session_attrs=read-write`. Such work never committed, so repeating it is
-        /// safe; a `COMMIT` whose reply was lost is never repeated (``PostgresStoreError/Code/commitOutcomeUnknown``). When
-        /// the budget is spent the call throws ``PostgresStoreError/Code/serverUnavailable``. `.zero` retries
+        /// safe. A write whose `COMMIT` reply was lost is looked up within the same budget
+        /// (``resolvesCommitOutcomes``) and repeated only when it did not commit. When the budget is spent the
+        /// call throws ``PostgresStoreError/Code/serverUnavailable`` (or
+        /// ``PostgresStoreError/Code/commitOutcomeUnknown`` for a lost commit not yet resolved). `.zero` retries
         /// once at once (a pooled connection the server closed) and then gives up.
         public var failoverBudget: Duration = .seconds(10)
+        /// Whether a write whose `COMMIT` reply was lost (the server died, a failover, a cut connection) is
+        /// resolved rather than reported as ``PostgresStoreError/Code/commitOutcomeUnknown``: each write
+        /// transaction writes a random identifier of its own to the schema's `_corevalue_commits` table and
+        /// holds a transaction-scoped advisory lock named by it; when the reply is lost the store connects
+        /// again (to whichever host is primary now), ends the old backend if it still holds the lock, and
+        /// looks the identifier up: found, the save succeeded and the call returns its result; not found, it
+        /// never committed and is run again, within ``failoverBudget``. Only when the budget runs out first
+        /// (or the table was emptied by hand) does the call throw `commitOutcomeUnknown`. The table comes from
+        /// `Migrator.migrate(model:)` (or a migration file from its diff) and is checked when the store opens.
+        /// Costs one small insert per write transaction, in the same round trip; old identifiers are deleted
+        /// after an hour (or ten failover budgets, if longer). See the Concurrency article for what this
+        /// promises with synchronous and asynchronous standbys.
+        public var resolvesCommitOutcomes = true
         /// The longest a pooled connection is kept, from when it connected; an older one is closed when it
         /// comes back to the pool or before it is handed out, and the next checkout connects anew. libpq picks
         /// a host of a multi-host URL only when it connects, so this is what moves a store on

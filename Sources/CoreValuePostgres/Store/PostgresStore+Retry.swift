@@ -85,6 +85,8 @@ extension PostgresStore {
     /// Why an error may be retried, or `nil` when it may not.
     static func retryReason(_ error: any Error) -> RetryReason? {
         if error is StreamedInsertCollision { return .collision }
+        // A lost COMMIT reply whose transaction, looked up, did not commit: as if it never reached the server.
+        if error is CommitNotMade { return .unavailable }
         if let error = error as? DatabaseError {
             if error.sqlState.isRetryableTransactionError { return .conflict }
             // A cached statement made stale by a schema change (or a session that forgot it): the driver

@@ -46,6 +46,10 @@ public final class PostgresStore: StoreRefinements {
     let executor: BlockingExecutor
     /// The server's case mapping version, once read (see ``caseMappingVersion``).
     let serverCaseMapping = Mutex<Unicode.Version?>(nil)
+    /// Where lost commits are looked up: new connections (scripted sessions in tests).
+    let resolvingSessions: any SessionSource
+    /// When old commit identifiers were last deleted (the store's opening, at first).
+    let lastCommitPrune = Mutex(ContinuousClock.now)
 
     /// Opens a store on a database, checking that its tables match the model (unless
     /// ``Configuration/verifySchema`` is off).
@@ -66,7 +70,9 @@ public final class PostgresStore: StoreRefinements {
         try configuration.validate()
         self.configuration = configuration
         self.model = model
-        self.mapping = SchemaMapping(model: model, recordsHistory: configuration.recordsHistory)
+        self.mapping = SchemaMapping(
+            model: model, recordsHistory: configuration.recordsHistory,
+            resolvesCommits: configuration.resolvesCommitOutcomes && !configuration.readOnly)
         self.index = ModelIndex(model)
         try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: configuration.schema)
@@ -77,6 +83,7 @@ public final class PostgresStore: StoreRefinements {
             checkoutTimeout: configuration.checkoutTimeout, maxLifetime: configuration.maxConnectionLifetime,
             statementCacheCapacity: configuration.preparedStatementCacheSize, events: events)
         self.sessions = sessions ?? pool
+        self.resolvingSessions = sessions ?? DirectSessions(configuration: configuration.connection)
         // Scripted sessions have no server to ask.
         if sessions != nil { serverCaseMapping.withLock { $0 = MemoryStore.defaultCaseMappingVersion } }
         self.executor = BlockingExecutor(threadCount: configuration.poolSize, name: "CoreValuePostgres")
@@ -212,7 +219,7 @@ public final class PostgresStore: StoreRefinements {
         executor.submit(work)
     }
 
-    private func runner(on connection: any DatabaseSession, cancellation: CancellationToken?) -> StatementRunner {
+    func runner(on connection: any DatabaseSession, cancellation: CancellationToken?) -> StatementRunner {
         StatementRunner(
             connection: connection, counter: counter, cancellation: cancellation, events: events,
             statementTimeout: configuration.statementTimeoutMilliseconds)

@@ -12,6 +12,9 @@ struct StatementRunner {
     var events = EventSink(handler: nil)
     /// `statement_timeout` in milliseconds, set at the start of each transaction; `nil`: the server's.
     var statementTimeout: Int64? = nil
+    /// For a write transaction of a store that resolves lost commits: its commit identifier, written with
+    /// its statements, and how a lost `COMMIT` reply is resolved (see `StatementRunner+Commits.swift`).
+    var commits: CommitTracking? = nil
 
     /// Runs one statement.
     ///
@@ -19,6 +22,13 @@ struct StatementRunner {
     ///   statements bind arrays and stay far below); the driver's errors (`DatabaseError` from the server).
     @discardableResult
     func run(_ sql: SQL) throws -> QueryResult {
+        if let commits { return try runMarked(sql, commits) }
+        return try send(sql)
+    }
+
+    /// Sends one statement as it is (``run(_:)`` without the commit identifier).
+    @discardableResult
+    func send(_ sql: SQL) throws -> QueryResult {
         let parameters = try self.parameters(of: sql)
         return try observed(sql) {
             let result = try connection.query(sql.text, parameters)
@@ -31,6 +41,7 @@ struct StatementRunner {
     ///
     /// - Throws: As ``run(_:)``; what `body` throws.
     func runRows(_ sql: SQL, _ body: (QueryResult) throws -> Void) throws {
+        try sendPendingMarker()
         let parameters = try self.parameters(of: sql)
         try observed(sql) {
             let rows = try connection.queryRows(sql.text, parameters, body)
@@ -45,6 +56,7 @@ struct StatementRunner {
     /// - Throws: `CancellationError`; the driver's errors; what `body` throws.
     func runCopyRows(_ sql: SQL, copyText: String, _ body: (inout CopyRow) throws -> Void) throws {
         try cancellation?.checkCancellation()
+        try sendPendingMarker()
         try observed(sql) {
             let rows = try connection.copyOutBinary(copyText, body)
             return ((), rows)
@@ -62,6 +74,7 @@ struct StatementRunner {
         guard sql.binds.isEmpty else {
             throw PostgresStoreError(.invalidValue, "a COPY statement takes no parameters: \(sql.text)")
         }
+        try sendPendingMarker()
         return try observed(sql) {
             let copied = try connection.copyIn(sql.text, body)
             return (copied, copied)
@@ -94,20 +107,29 @@ struct StatementRunner {
         throws -> T
     {
         counter.record { $0.transactions += 1 }
-        // BEGIN goes with the first statement (one round trip fewer); the error semantics are those of a BEGIN
-        // sent alone.
-        return try connection.transaction(isolation: isolation, readOnly: readOnly) {
-            let runner = self
-            if let statementTimeout {
-                // Transaction-scoped, so nothing outlives the transaction on a connection pgbouncer shares.
-                try runner.run(SQL(unsafeRaw: "SET LOCAL statement_timeout = \(statementTimeout)"))
+        var produced: T?
+        do {
+            // BEGIN goes with the first statement (one round trip fewer); the error semantics are those of a
+            // BEGIN sent alone.
+            return try connection.transaction(isolation: isolation, readOnly: readOnly) {
+                let runner = self
+                if let statementTimeout {
+                    // Transaction-scoped, so nothing outlives the transaction on a connection pgbouncer shares.
+                    try runner.run(SQL(unsafeRaw: "SET LOCAL statement_timeout = \(statementTimeout)"))
+                }
+                let result = try body(runner)
+                // Last chance for a cancelled async call: throwing here rolls back, so "cancelled" always means
+                // "nothing committed". A cancellation after this point (or a COMMIT that went with the last
+                // statement) is too late, and the call succeeds.
+                if !connection.committedWithLastStatement { try cancellation?.checkCancellation() }
+                produced = result
+                return result
             }
-            let result = try body(runner)
-            // Last chance for a cancelled async call: throwing here rolls back, so "cancelled" always means
-            // "nothing committed". A cancellation after this point (or a COMMIT that went with the last
-            // statement) is too late, and the call succeeds.
-            if !connection.committedWithLastStatement { try cancellation?.checkCancellation() }
-            return result
+        } catch  where error.isLostCommit {
+            // The COMMIT sent alone lost its reply: the body's result stands if the transaction committed.
+            guard let commits, let produced else { throw error }
+            _ = try commits.resolve(commits.marker)
+            return produced
         }
     }
 }
@@ -135,6 +157,12 @@ extension StatementRunner {
     /// - Throws: What `body` or a handler throws; the server's `DatabaseError` for the first failing
     ///   statement; the driver's errors.
     func pipelined(_ body: (_ emit: @escaping Emit) throws -> Void) throws {
+        if let commits { return try markedPipeline(commits, body) }
+        try plainPipelined(body)
+    }
+
+    /// ``pipelined(_:)`` without the commit identifier.
+    func plainPipelined(_ body: (_ emit: @escaping Emit) throws -> Void) throws {
         try cancellation?.checkCancellation()
         var handlers: [(QueryResult) throws -> Void] = []
         do {

@@ -78,6 +78,19 @@ extension Connection {
     /// Whether the current transaction's `COMMIT` already went with its last statement and succeeded.
     package var committedWithLastStatement: Bool { pipelinedCommit == .committed }
 
+    /// Whether the next statement (or pipeline) carries the transaction's `COMMIT`
+    /// (``commitWithNextStatement()`` was called, and nothing was sent since).
+    package var commitGoesWithNextStatement: Bool { pipelinedCommit == .requested }
+
+    /// Takes a `COMMIT` sent with the last statement, whose reply was lost (`.commitOutcomeUnknown`), as
+    /// committed: the caller found out on another connection that the transaction did commit. The
+    /// transaction is over; ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` then returns
+    /// the body's value and sends nothing more.
+    package func adoptResolvedCommit() {
+        guard pipelinedCommit == .sent || pipelinedCommit == .requested else { return }
+        pipelinedCommit = .committed
+    }
+
     /// The `BEGIN` still to be sent, which the caller sends now, with its statement.
     func takePendingBegin() -> String? {
         defer { pendingBegin = nil }

@@ -35,7 +35,8 @@ enum DemoCommand: Command {
     private static func emptyTables(url: String, schema: String, model: ManagedObjectModel) throws {
         let connection = try Connection(url)
         defer { connection.close() }
-        let tables = SchemaMapping(model: model).tables
+        // Not the store's own tables: emptying the commit table would remove its sentinel row.
+        let tables = SchemaMapping(model: model).tables.filter { !SchemaMapping.isStoreTable($0.name) }
             .map { SQLIdentifier($0.name, schema: schema).quoted }
         try connection.execute("TRUNCATE \(tables.joined(separator: ", ")) RESTART IDENTITY CASCADE")
     }

@@ -63,6 +63,11 @@ private final class ScriptedSession: DatabaseSession {
     var committedWithLastStatement = false
 
     func commitWithNextStatement() { commitRequested = true }
+    var commitGoesWithNextStatement: Bool { commitRequested }
+    func adoptResolvedCommit() {
+        commitRequested = false
+        committedWithLastStatement = true
+    }
 
     /// The COMMIT asked with a statement, when one was requested.
     private func commitIfRequested() throws {

@@ -1,0 +1,101 @@
+@_spi(StoreImplementation) import CoreValue
+import Foundation
+
+/// One attempt of a write transaction's commit identifier (see
+/// ``PostgresStore/Configuration/resolvesCommitOutcomes``): the random ID its row in the commit table gets,
+/// the advisory lock that names the backend running it, and where its row went.
+///
+/// ``StatementRunner`` writes the row with the transaction's first statement (in the same round trip), or,
+/// when that statement also carries the `COMMIT` (a one-row save), inside that statement, with the rows it
+/// returns: a save whose reply is lost can then be handed back its keys and versions.
+final class CommitMarker {
+    /// The row's identifier, made by the client.
+    let id: UUID
+    /// The transaction-scoped advisory lock the transaction holds (64 bits of ``id``): a lookup finds the
+    /// backend still running it by this lock, and waits it out.
+    let lockKey: Int64
+    /// The commit table, qualified.
+    let table: SQLIdentifier
+
+    /// Where the row is.
+    enum State {
+        /// Not sent yet.
+        case pending
+        /// Sent with an earlier statement of the transaction.
+        case sent
+    }
+
+    var state = State.pending
+    /// The statement that carried the `COMMIT` and stored its returned rows in the row, when one did.
+    private(set) var carried: SQL.ReturnedRows?
+
+    /// The sentinel's ID as a SQL literal.
+    private static let sentinel = SQL(unsafeRaw: "'\(SchemaMapping.commitSentinel)'::uuid")
+
+    init(table: SQLIdentifier, id: UUID = UUID()) {
+        self.table = table
+        self.id = id
+        lockKey = withUnsafeBytes(of: id.uuid) { $0.loadUnaligned(as: Int64.self) }
+    }
+
+    /// `INSERT INTO commits (id, at) SELECT $1, now() FROM pg_advisory_xact_lock($2)`: the row and the lock.
+    /// `now()` is the transaction's start, what pruning goes by.
+    func insert() -> SQL {
+        state = .sent
+        return "INSERT INTO \(table) (id, at) SELECT \(typedBind: .scalar(.uuid, .uuid(id))), now() "
+            + "FROM pg_advisory_xact_lock(\(typedBind: .int64(lockKey)))"
+    }
+
+    /// `statement`, which carries the transaction's `COMMIT`, returning the same rows and also keeping them in
+    /// the row as JSON: `WITH w AS (statement), m AS (INSERT or UPDATE the row) SELECT * FROM w`. `nil` for
+    /// a statement whose returned rows are not a table's columns (nothing to keep).
+    func carrying(_ statement: SQL) -> SQL? {
+        guard let rows = statement.returnedRows else { return nil }
+        carried = rows
+        let kept: SQL = "(SELECT jsonb_agg(w) FROM w)"
+        let id: SQL = "\(typedBind: .scalar(.uuid, .uuid(self.id)))"
+        let write: SQL
+        switch state {
+        case .pending:
+            write =
+                "INSERT INTO \(table) (id, at, result) SELECT \(id), now(), \(kept) "
+                + "FROM pg_advisory_xact_lock(\(typedBind: .int64(lockKey)))"
+        case .sent:
+            write = "UPDATE \(table) SET result = \(kept) WHERE id = \(id)"
+        }
+        state = .sent
+        return "WITH w AS (\(statement)), m AS (\(write)) SELECT * FROM w"
+    }
+
+    /// The statements of a lookup, in one transaction and one round trip, after the reply was lost:
+    /// 1. ends the backend that still holds the lock (the old transaction, on this server), waiting up to 5 s
+    ///    for it to exit: `true` when one was ended, `NULL` when none held it;
+    /// 2. takes the lock itself, without waiting: `true` once no transaction of this ID runs any longer;
+    /// 3. counts this ID's row and the sentinel (whose absence means the table was emptied by hand).
+    /// Each statement takes its own snapshot (READ COMMITTED), so the count sees what the old backend
+    /// committed before it ended. Nothing is written.
+    func lookup() -> [SQL] {
+        let key: SQL = "\(typedBind: .int64(lockKey))"
+        return [
+            "SELECT bool_and(pg_terminate_backend(l.pid, 5000)) FROM pg_locks AS l "
+                + "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid <> pg_backend_pid() "
+                + "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                + "AND l.classid::bigint = ((\(key) >> 32) & 4294967295) AND l.objid::bigint = (\(key) & 4294967295)",
+            "SELECT pg_try_advisory_xact_lock(\(key))",
+            "SELECT count(*) FILTER (WHERE id = \(typedBind: .scalar(.uuid, .uuid(id)))), "
+                + "count(*) FILTER (WHERE id = \(Self.sentinel)) FROM \(table) "
+                + "WHERE id IN (\(typedBind: .scalar(.uuid, .uuid(id))), \(Self.sentinel))",
+        ]
+    }
+
+    /// The rows the carrying statement returned, read back from the row: the same columns of the same table,
+    /// in the same order and types, so that the statement's own handler reads them. `nil` when no statement
+    /// carried the `COMMIT` with its rows.
+    func carriedRows() -> SQL? {
+        guard let carried else { return nil }
+        let columns = carried.columns.map { "r.\(SQLIdentifier.quote($0))" }.joined(separator: ", ")
+        return "SELECT \(SQL(unsafeRaw: columns)) FROM \(table) AS c "
+            + "CROSS JOIN LATERAL jsonb_populate_recordset(NULL::\(carried.table), c.result) AS r "
+            + "WHERE c.id = \(typedBind: .scalar(.uuid, .uuid(id)))"
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP proxy of the test's own between the store and the server that, once armed, cuts the first
+/// connection that sends a `COMMIT` at that moment, deterministically:
+/// - ``Cut/afterCommit``: the `COMMIT` (and what follows it to the `Sync`) reaches the server, which commits;
+///   its reply never reaches the client, whose connection is closed once the server said `ReadyForQuery`.
+/// - ``Cut/beforeCommit``: the `COMMIT` and what follows never reach the server; the client's connection is
+///   closed, the server's is kept open, so its backend stays idle in the transaction with its locks until
+///   the store's lookup ends it.
+///
+/// Reads the v3 protocol's framing in both directions, nothing more: the client must connect with
+/// `sslmode=disable gssencmode=disable` (no SSLRequest before the startup packet). Each connection is pumped by two threads.
+final class CommitCuttingProxy: @unchecked Sendable {
+    enum Cut: Sendable { case afterCommit, beforeCommit }
+
+    let port: UInt16
+    private let listener: Int32
+    private let armed = Mutex<Cut?>(nil)
+    private let fired = Mutex(0)
+    private let sockets = Mutex<[Int32]>([])
+
+    /// Listens on a loopback port of its own and forwards each connection to `host:port`.
+    init(to host: String, port target: UInt16) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 16) == 0
+                    && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard listener >= 0, bound else { throw ProxyError("cannot listen: errno \(errno)") }
+        self.listener = listener
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop(host: host, port: target) }
+        thread.start()
+    }
+
+    /// Cuts the next connection that sends a `COMMIT`, as `cut` says.
+    func arm(_ cut: Cut) { armed.withLock { $0 = cut } }
+    /// The armed cut, disarmed.
+    private func takeArmed() -> Cut? {
+        armed.withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+
+    /// How many connections were cut.
+    var cuts: Int { fired.withLock { $0 } }
+
+    /// Stops listening and closes every connection.
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for socket in sockets.withLock({ $0 }) { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop(host: String, port: UInt16) {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            guard let server = Self.connect(host, port) else {
+                close(client)
+                continue
+            }
+            sockets.withLock { $0 += [client, server] }
+            let cutting = Flag()
+            Thread { [self] in pumpClient(client, server, cutting) }.start()
+            Thread { [self] in pumpServer(server, client, cutting) }.start()
+        }
+    }
+
+    /// Client to server, message by message, watching for `COMMIT`.
+    private func pumpClient(_ client: Int32, _ server: Int32, _ cutting: Flag) {
+        // The startup packet has no type byte; every message after it has one.
+        var typed = false
+        while let message = Self.readMessage(client, typed: typed) {
+            typed = true
+            if Self.isCommit(message), let cut = takeArmed() {
+                fired.withLock { $0 += 1 }
+                switch cut {
+                case .beforeCommit:
+                    // Nothing more reaches the server; the client's connection ends now.
+                    shutdown(client, Int32(SHUT_RDWR))
+                    return
+                case .afterCommit:
+                    cutting.set()
+                }
+            }
+            guard Self.write(server, message) else { break }
+        }
+        shutdown(server, Int32(SHUT_WR))
+    }
+
+    /// Server to client; once cutting, replies are dropped, and the client's connection ends at the server's
+    /// next `ReadyForQuery` (the `COMMIT` done).
+    private func pumpServer(_ server: Int32, _ client: Int32, _ cutting: Flag) {
+        while let message = Self.readMessage(server, typed: true) {
+            if cutting.isSet {
+                if message.first == UInt8(ascii: "Z") {
+                    shutdown(client, Int32(SHUT_RDWR))
+                    break
+                }
+                continue
+            }
+            guard Self.write(client, message) else { break }
+        }
+        shutdown(client, Int32(SHUT_RDWR))
+    }
+
+    /// A `Parse` or simple `Query` whose text is `COMMIT`.
+    private static func isCommit(_ message: [UInt8]) -> Bool {
+        guard let type = message.first, type == UInt8(ascii: "P") || type == UInt8(ascii: "Q") else { return false }
+        let body = message.dropFirst(5)
+        // Parse: statement name (NUL-terminated), then the query text.
+        let text = type == UInt8(ascii: "P") ? body.drop { $0 != 0 }.dropFirst() : body
+        return text.starts(with: Array("COMMIT\u{0}".utf8))
+    }
+
+    /// One message: a type byte (when `typed`) and a 4-byte length that counts itself. `nil` at the end.
+    private static func readMessage(_ socket: Int32, typed: Bool) -> [UInt8]? {
+        guard let header = read(socket, count: typed ? 5 : 4) else { return nil }
+        let length = Int(header.suffix(4).withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) })
+        guard length >= 4, let body = read(socket, count: length - 4) else { return nil }
+        return header + body
+    }
+
+    private static func read(_ socket: Int32, count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { recv(socket, $0 + done, count - done, 0) } ?? -1
+            }
+            guard got > 0 else { return nil }
+            done += got
+        }
+        return bytes
+    }
+
+    private static func write(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                buffer.baseAddress.map { send(socket, $0 + done, bytes.count - done, Int32(MSG_NOSIGNAL)) } ?? -1
+            }
+            guard sent > 0 else { return false }
+            done += sent
+        }
+        return true
+    }
+
+    private static func connect(_ host: String, _ port: UInt16) -> Int32? {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard server >= 0, connected else {
+            close(server)
+            return nil
+        }
+        return server
+    }
+}
+
+/// Whether one connection is being cut, shared by its two pumps.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
+}
+
+struct ProxyError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
