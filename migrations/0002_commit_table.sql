@@ -6,5 +6,3 @@ CREATE TABLE "_corevalue_commits" (
     "result" jsonb
 );
 INSERT INTO "_corevalue_commits" DEFAULT VALUES;
-
-CREATE INDEX ON "_corevalue_commits" ("at");

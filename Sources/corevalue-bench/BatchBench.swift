@@ -51,7 +51,8 @@ struct BatchBench {
         let store = try PostgresStore(
             model: try Self.model(),
             configuration: PostgresStore.Configuration(
-                connection: try ConnectionConfiguration(url), schema: Self.schema))
+                connection: try ConnectionConfiguration(url), schema: Self.schema
+            ).with { $0.resolvesCommitOutcomes = BenchModel.resolvesCommits })
         defer { store.close() }
         try reset(admin)
         let tenth = rows / 10

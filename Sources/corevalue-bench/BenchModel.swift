@@ -3,6 +3,10 @@ import Foundation
 
 /// The benchmark's model (WORKLOAD.md): unique employees and unique companies with ordered employees.
 enum BenchModel {
+    /// Whether the stores the benchmark opens resolve lost commits (the default): `COREVALUE_BENCH_COMMIT_IDS=off`
+    /// turns it off, for measuring what commit identifiers cost (run beside the default in one compare.sh).
+    static let resolvesCommits = ProcessInfo.processInfo.environment["COREVALUE_BENCH_COMMIT_IDS"] != "off"
+
     static let schema = "bench_swift"
 
     static func make() throws -> ManagedObjectModel {

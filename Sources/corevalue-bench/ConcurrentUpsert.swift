@@ -60,6 +60,7 @@ struct ConcurrentUpsert {
                 configuration: try .init(url: url, schema: BenchModel.schema).with {
                     $0.poolSize = 1
                     $0.recordsHistory = recordsHistory
+                    $0.resolvesCommitOutcomes = BenchModel.resolvesCommits
                 })
             let batches = (1...rounds).map { r in
                 (1...ids).map { BenchData.employee($0, salaryDelta: Double(100 * r + index)) }

@@ -59,6 +59,7 @@ struct Requests {
         var configuration = PostgresStore.Configuration(
             connection: try ConnectionConfiguration(url), schema: Self.schema)
         configuration.poolSize = 1
+        configuration.resolvesCommitOutcomes = BenchModel.resolvesCommits
         let serial = try PostgresStore(model: model, configuration: configuration)
         defer { serial.close() }
         let accounts = (1...n).map {

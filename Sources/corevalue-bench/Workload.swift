@@ -27,7 +27,11 @@ final class Workload {
         try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(BenchModel.schema))")
         // With the history tables, for the `.history` variants' store; the main store records nothing.
         try admin.execute(SchemaPrinter(model: model, schema: BenchModel.schema, recordsHistory: true).ddl)
-        self.store = try PostgresStore(model: model, configuration: try .init(url: url, schema: BenchModel.schema))
+        self.store = try PostgresStore(
+            model: model,
+            configuration: try .init(url: url, schema: BenchModel.schema).with {
+                $0.resolvesCommitOutcomes = BenchModel.resolvesCommits
+            })
     }
 
     /// Times `body`, prints the operation's line, and records a failed check.

@@ -75,8 +75,6 @@ import Testing
 
                 CREATE INDEX ON "s"."Team_scouts" ("member");
 
-                CREATE INDEX ON "s"."_corevalue_commits" ("at");
-
                 """)
         #expect(SchemaPrinter(model: model, schema: "s").ddl == ddl)
     }

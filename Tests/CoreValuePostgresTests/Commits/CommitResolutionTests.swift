@@ -141,6 +141,28 @@ import Testing
         }
     }
 
+    @Test func oldIdentifiersArePrunedAfterAWriteButNeverTheSentinel() throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            let table = SQLIdentifier(SchemaMapping.commitTable, schema: schema).quoted
+            try TestDatabase.execute(
+                url,
+                "INSERT INTO \(table) (id, at) VALUES (gen_random_uuid(), now() - interval '2 hours'), "
+                    + "(gen_random_uuid(), now() - interval '10 minutes')")
+            // Due: the last pruning was longer ago than the interval.
+            store.lastCommitPrune.withLock { $0 = .now - PostgresStore.commitPruneInterval - .seconds(1) }
+            try Author(id: "p", name: "Pat").save(ManagedObjectContext(store: store))
+            let connection = try Connection(url)
+            defer { connection.close() }
+            let left = try connection.query(
+                "SELECT count(*) FILTER (WHERE at = '-infinity'), count(*) FILTER (WHERE at < now() - interval '1 hour'), "
+                    + "count(*) FROM \(table)")
+            // The sentinel, the recent row and the save's own; the two-hour-old one is gone.
+            #expect(try left.decode(Int64.self, row: 0, column: 0) == 1)
+            #expect(try left.decode(Int64.self, row: 0, column: 1) == 1)
+            #expect(try left.decode(Int64.self, row: 0, column: 2) == 3)
+        }
+    }
+
     @Test func withoutResolutionALostReplyIsStillReportedAsUnknown() throws {
         try Self.withProxiedStore(configure: { $0.resolvesCommitOutcomes = false }) { store, direct, proxy throws in
             proxy.arm(.afterCommit)
