@@ -125,7 +125,8 @@ import Testing
     @Test func callsFromManyTasksTakeTurnsOnTheOneConnection() async throws {
         guard TestDatabase.isAvailable(#function) else { return }
         let tag = Self.uniqueID()
-        try await Self.withSandbox { schema in
+        // A statement timeout puts every read in a transaction (a savepoint here) that starts with `SET LOCAL`.
+        try await Self.withSandbox(configure: { $0.statementTimeout = .seconds(30) }) { schema in
             let store = schema.store
             #expect(store.configuration.poolSize == 1)
             try await withThrowingTaskGroup(of: Void.self) { group in
