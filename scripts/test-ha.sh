@@ -70,12 +70,16 @@ status=0
 # session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections. TLSTests
 # need the TLS-only server that `make test` starts for them, and LeastPrivilegeTests log in as roles they
 # create, which pgbouncer's user list does not know: both run in `make test`.
+# A transaction sandbox (TestSchema.withTransaction) holds one server connection for its whole test, which
+# transaction mode allows: its own tests run here, except aSandboxWhoseConnectionWasLostIsOver (it kills its
+# backend) and postgresStoreBehaviourInTransactionSandboxes, whose parallel cases hold a sandbox per store,
+# more than pgbouncer's pool of 40 at once, and wait on each other until pgbouncer's query_wait_timeout.
 # The example-model stores go without prepared statements (as Scaling.md advises for pgbouncer 1.18); the
 # behaviour suite's stores keep the default, whose connections turn their caches off by themselves.
 export CV_TEST_STATEMENT_CACHE=0
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|HistoryFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole' \
+    'HighAvailabilityTests|HistoryFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver' \
     || status=1
 unset CV_TEST_STATEMENT_CACHE
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1

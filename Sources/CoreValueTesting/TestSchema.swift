@@ -29,12 +29,16 @@ import LibPQ
 /// binaries on the machine (``TestServer/shared()``; `COREVALUE_TEST_SERVER=off` turns that off); when
 /// there is neither, it throws ``TestSchemaError``, so a missing database fails a test rather than passing it
 /// silently. Guard with ``isAvailable`` to skip instead.
+///
+/// Tests that share the same tables can run faster in a transaction rolled back at the end, on one schema
+/// migrated once: ``withTransaction(model:migrations:schema:configure:_:)-2ltuh``.
 public struct TestSchema: Sendable {
     /// The server's connection string.
     public let url: String
-    /// The schema's name (`cvtest_` and eight random characters).
+    /// The schema's name: `cvtest_` and eight random characters, or in a transaction sandbox the shared
+    /// schema's (`cvtest_tx_` and the model's fingerprint).
     public let name: String
-    /// A store on the schema, for the model given.
+    /// A store on the schema, for the model given (in a transaction sandbox, one on the sandbox's connection).
     public let store: PostgresStore
 
     /// A schema name of its own, with nothing created yet and no store: what ``withEmpty(_:)-88yv4`` gives.
@@ -63,7 +67,7 @@ public struct TestSchema: Sendable {
     /// `DATABASE_URL`, else ``TestServer/shared()``'s URL.
     ///
     /// - Throws: ``TestSchemaError`` saying why there is no server.
-    private static func serverURL() throws -> String {
+    static func serverURL() throws -> String {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment[environmentVariable], !url.isEmpty { return url }
         guard environment[serverSwitch] != "off" else {

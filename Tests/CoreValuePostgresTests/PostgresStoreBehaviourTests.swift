@@ -4,6 +4,7 @@ import CoreValuePostgres
 import CoreValueTesting
 import Foundation
 import LibPQ
+import Synchronization
 import Testing
 
 /// The store-generic behaviour suite of CoreValueTests (`BehaviourSuite/` and `BehaviourSupport/` are links to
@@ -33,6 +34,33 @@ func postgresStoreBehaviourAsApplicationRole(_ check: SuiteCase) async throws {
         let stores = StoreFactoryRecord(url: schema.url, firstSchema: schema.name, role: role)
         defer { stores.closeAndDrop() }
         try await check.run({ try stores.make() }, .sync)
+    }
+}
+
+/// The behaviour suite once more with every store inside a transaction sandbox of its own
+/// (`TestSchema.withTransaction`'s sessions): the store's transactions are savepoints there, its `COMMIT`
+/// never goes with a last statement, a stream's cursor outlives its savepoint, and nothing commits. The stores
+/// of one case share a fresh schema, each in its own uncommitted transaction, so each sees only its own rows,
+/// as in a schema of its own. Not one schema for every case: cases running in parallel save the same unique
+/// values, and a sandbox waits for another's until that one rolls back.
+@Test(arguments: StoreSuite.all, APIMode.allCases)
+func postgresStoreBehaviourInTransactionSandboxes(_ check: SuiteCase, _ api: APIMode) async throws {
+    guard TestDatabase.isAvailable("postgresStoreBehaviourInTransactionSandboxes(\(check.name))") else { return }
+    try await TestSchema.withEmpty { schema in
+        _ = try await Migrator(url: schema.url, schema: schema.name).migrate(
+            try Migration.load(from: TestDatabase.migrationsDirectory))
+        let sandboxes = Mutex<[TransactionSandbox]>([])
+        defer { sandboxes.withLock { $0 }.forEach { $0.rollBack() } }
+        try await check.run(
+            {
+                let configuration = try PostgresStore.Configuration(url: schema.url, schema: schema.name)
+                let sandbox = try TransactionSandbox(
+                    configuration: configuration.connection,
+                    statementCacheCapacity: configuration.preparedStatementCacheSize,
+                    waitTimeout: configuration.checkoutTimeout)
+                sandboxes.withLock { $0.append(sandbox) }
+                return try PostgresStore(model: ExampleModel.model, configuration: configuration, sandbox: sandbox)
+            }, api)
     }
 }
 

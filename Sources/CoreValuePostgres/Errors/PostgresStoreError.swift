@@ -14,7 +14,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
             case invalidValue, schemaMismatch, migrationChanged, invalidMigration, invalidConfiguration
             case poolClosed, poolTimeout, unexpectedResult, invalidModel, migrationOutOfOrder, readOnlyStore
             case migrationNeedsReview, serverUnavailable, changesMayHaveBeenMissed
-            case serverError, driverError, commitOutcomeUnknown, loginRefused, permissionDenied
+            case serverError, driverError, commitOutcomeUnknown, loginRefused, permissionDenied, sandboxed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -79,6 +79,12 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
         /// A ``ChangeListener`` lost its connection and listens again on a new one; changes committed in
         /// between were not heard, so reload what you cache.
         public static let changesMayHaveBeenMissed = Code(.changesMayHaveBeenMissed)
+        /// The store works inside a test's transaction sandbox (`TestSchema.withTransaction` in
+        /// `CoreValueTesting`): one connection, in one transaction rolled back at the end. What needs a commit
+        /// (a ``ChangeListener``, a ``HistoryListener``, reading history) cannot work there, nor a call made
+        /// while another call of the same thread holds the connection; a sandbox whose connection broke is
+        /// over (what the test saved is gone). The message says which.
+        public static let sandboxed = Code(.sandboxed)
 
         /// The code's name.
         public var description: String { value.rawValue }

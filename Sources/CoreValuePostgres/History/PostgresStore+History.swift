@@ -93,7 +93,9 @@ extension PostgresStore: HistoryStore {
         }
     }
 
+    /// The statements, for a store that records history and commits (a sandbox's saves never show in history).
     private func historyStatements() throws -> HistoryStatements {
+        try requireCommits(for: "reading or pruning history")
         guard configuration.recordsHistory else {
             throw CVManagedStructError.historyUnavailable(
                 "this PostgresStore does not record history; open it with recordsHistory = true (and migrate "

@@ -34,8 +34,10 @@ public final class HistoryListener {
     /// A listener that hands out what commits after `token`.
     ///
     /// - Throws: `CVManagedStructError.historyUnavailable` for a store that does not record history;
-    ///   `CVManagedStructError.invalidObject` for a `batchSize` below 1.
+    ///   `CVManagedStructError.invalidObject` for a `batchSize` below 1; ``PostgresStoreError/Code/sandboxed``
+    ///   in a test's transaction sandbox.
     init(store: PostgresStore, after token: HistoryToken?, pollInterval: Duration, batchSize: Int) throws {
+        try store.requireCommits(for: "a HistoryListener")
         guard store.recordsHistory else {
             throw CVManagedStructError.historyUnavailable(
                 "a history listener needs a store that records history (recordsHistory = true)")
@@ -144,7 +146,8 @@ extension PostgresStore {
     /// once each, in commit order, woken by the store's notifications when it has a channel and reading
     /// every `pollInterval` otherwise.
     ///
-    /// - Throws: `CVManagedStructError.historyUnavailable` when the store does not record history.
+    /// - Throws: `CVManagedStructError.historyUnavailable` when the store does not record history;
+    ///   ``PostgresStoreError/Code/sandboxed`` in a test's transaction sandbox.
     public func makeHistoryListener(
         after token: HistoryToken?, pollInterval: Duration = .seconds(1), batchSize: Int = 500
     ) throws -> HistoryListener {

@@ -173,9 +173,10 @@ public final class PostgresStore: StoreRefinements {
 
     /// A listener on this store's ``notificationChannel``, with a connection of its own.
     ///
-    /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when the store has no channel; the driver's
-    ///   connection errors.
+    /// - Throws: ``PostgresStoreError/Code/invalidConfiguration`` when the store has no channel;
+    ///   ``PostgresStoreError/Code/sandboxed`` in a test's transaction sandbox; the driver's connection errors.
     public func makeChangeListener() throws -> ChangeListener {
+        try requireCommits(for: "a ChangeListener")
         guard let notificationChannel else {
             throw PostgresStoreError(
                 .invalidConfiguration, "the store was opened without a notificationChannel; nothing to listen to")
