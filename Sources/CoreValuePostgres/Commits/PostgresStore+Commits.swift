@@ -5,10 +5,11 @@ extension PostgresStore {
     /// How a write attempt tracks its commit: a fresh identifier per attempt, resolved by
     /// ``resolveCommit(_:)``; `nil` when the store leaves lost commits unresolved
     /// (``Configuration/resolvesCommitOutcomes``).
-    func commitTracking() -> CommitTracking? {
+    func commitTracking(on session: any DatabaseSession) -> CommitTracking? {
         guard configuration.resolvesCommitOutcomes else { return nil }
         let table = SQLIdentifier(SchemaMapping.commitTable, schema: configuration.schema)
-        return CommitTracking(marker: CommitMarker(table: table)) { [self] in try resolveCommit($0) }
+        let marker = CommitMarker(table: table, backend: session.backendIdentity)
+        return CommitTracking(marker: marker) { [self] in try resolveCommit($0) }
     }
 
     /// Finds out whether the transaction of `marker`, whose `COMMIT` reply was lost, committed: on a new

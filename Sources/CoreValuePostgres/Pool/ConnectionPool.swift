@@ -164,6 +164,8 @@ package final class ConnectionPool: @unchecked Sendable {
         do {
             let connection = try Connection(configuration)
             connection.statementCacheCapacity = statementCacheCapacity
+            // For a lost COMMIT's lookup, which ends this backend if it still runs (CommitMarker.backend).
+            connection.learnBackendIdentity()
             events.send(StoreEvent(kind: .connectionOpened))
             return connection
         } catch {

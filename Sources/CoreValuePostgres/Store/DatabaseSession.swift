@@ -10,6 +10,9 @@ protocol DatabaseSession: AnyObject {
     var roundTrips: Int { get }
     /// Statements prepared so far (see `Connection.statementsPrepared`).
     var statementsPrepared: Int { get }
+    /// The backend's process ID and start time, as `pg_stat_activity` shows them (see
+    /// `Connection.backendIdentity`); `nil` when unknown (behind a pooler, say).
+    var backendIdentity: (pid: Int32, start: String)? { get }
 
     /// Runs one statement with binary parameters and results.
     func query(_ sql: String, _ parameters: [PostgresValue]) throws -> QueryResult

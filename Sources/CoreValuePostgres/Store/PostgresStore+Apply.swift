@@ -103,7 +103,7 @@ extension PostgresStore {
                 return try withRunner { runner in
                     var runner = runner
                     // A new identifier per attempt: a retried attempt's row is its own.
-                    runner.commits = commitTracking()
+                    runner.commits = commitTracking(on: runner.connection)
                     let outcome = try runner.transaction { runner in
                         let executor = WriteExecutor(
                             runner: runner, statements: writeStatements, notifies: writesAfterChanges)

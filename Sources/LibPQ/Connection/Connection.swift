@@ -21,6 +21,8 @@ package final class Connection {
     /// The `BEGIN` of a ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` not sent yet: it
     /// goes to the server with the transaction's first statement.
     var pendingBegin: String?
+    /// See ``backendIdentity``.
+    private var backendStart: String?
     /// The state of a transaction whose `COMMIT` goes in the pipeline of its last statement (see
     /// ``commitWithNextStatement()``).
     var pipelinedCommit = PipelinedCommit.forbidden
@@ -155,6 +157,25 @@ package final class Connection {
         }
     }
 
+    /// The backend serving this session as `pg_stat_activity` names it (process ID and start time, as text),
+    /// once ``learnBackendIdentity()`` found it; `nil` otherwise, and always behind a pooler, whose process ID
+    /// is its own (so that a caller ending a backend by this identity can never end another client's).
+    package var backendIdentity: (pid: Int32, start: String)? {
+        backendStart.map { (backendPID, $0) }
+    }
+
+    /// Asks the server for this session's backend start time, one round trip, and keeps it when the
+    /// backend's process ID is the one the connection was told at login (not behind a pooler). Errors are
+    /// ignored: the identity stays unknown.
+    package func learnBackendIdentity() {
+        let sql = "SELECT pg_backend_pid(), backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+        guard let result = try? query(sql), result.rowCount == 1,
+            let pid = try? result.decode(Int32.self, row: 0, column: 0), pid == backendPID,
+            let start = try? result.decode(String.self, row: 0, column: 1)
+        else { return }
+        backendStart = start
+    }
+
     /// The process ID of the server backend serving this connection; 0 when closed.
     package var backendPID: Int32 {
         guard let handle else { return 0 }
@@ -176,6 +197,7 @@ package final class Connection {
         preparedStatements = [:]
         statementCache.removeAll()
         unusableReason = nil
+        backendStart = nil
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw LibPQError(.connectionFailed, "could not reconnect: \(errorMessage(handle))")

@@ -58,6 +58,7 @@ private final class ScriptedSession: DatabaseSession {
     let sessions: ScriptedSessions
     var roundTrips = 0
     var statementsPrepared = 0
+    var backendIdentity: (pid: Int32, start: String)? { nil }
     /// The transaction's COMMIT goes with the next statement; then, whether it ran.
     var commitRequested = false
     var committedWithLastStatement = false
