@@ -20,10 +20,14 @@
 # Progress goes to stderr; only `status` and `up` print on stdout.
 #
 # Layout: .db/ha/state (ports, which node is primary), .db/ha/node-{a,b}/{data,sock,server.log},
-# .db/ha/pgbouncer/{pgbouncer.ini,userlist.txt,pgbouncer.log,pgbouncer.pid}. Node-specific settings
+# .db/ha/pgbouncer/{pgbouncer.ini,userlist.txt,pgbouncer.log,pgbouncer.pid}, .db/ha/tls/{ca.crt,passfile,...}. Node-specific settings
 # (port, socket directory, cluster_name) live in data/node.conf, rewritten before each start, since
 # pg_basebackup copies the rest of the configuration from the primary. Synchronous replication is
 # switched with ALTER SYSTEM (postgresql.auto.conf): on while a standby streams, off while there is none.
+# TLS as on a managed database, beside the plain trust rules the other tests use: ssl = on with a server
+# certificate for localhost and 127.0.0.1 from a throwaway authority (.db/ha/tls/ca.crt), kept in the data
+# directory so that pg_basebackup copies it to the standby with pg_hba.conf; the role corevalue_tls logs in
+# over TLS with a SCRAM-SHA-256 password only (its libpq passfile: .db/ha/tls/passfile).
 # As root, server programs run as the `postgres` OS user ($CV_DB_RUN_AS), since they refuse root.
 set -euo pipefail
 
@@ -34,6 +38,8 @@ PGB_DIR="$HA/pgbouncer"
 PGB_INI="$PGB_DIR/pgbouncer.ini"
 PGB_PID="$PGB_DIR/pgbouncer.pid"
 PGB_LOG="$PGB_DIR/pgbouncer.log"
+TLS_DIR="$HA/tls"
+TLS_USER=corevalue_tls
 # shellcheck source=scripts/lib.sh
 source "$ROOT/scripts/lib.sh"
 TIMEOUT=${CV_HA_TIMEOUT:-60}
@@ -344,6 +350,53 @@ stop_pgbouncer() {
     wait_for "pgbouncer (pid $pid) to exit" dead "$pid"
 }
 
+# --- TLS ------------------------------------------------------------------------------------------------
+
+# tls_files: the authority, the server certificate and the TLS role's password and passfile, in $TLS_DIR,
+# made afresh with a new primary's data (the certificates are valid for two days).
+tls_files() {
+    rm -rf -- "$TLS_DIR"
+    mkdir -p "$TLS_DIR"
+    make_certificates "$TLS_DIR"
+    # Readable by the user who runs the tests only: libpq ignores a passfile that others can read.
+    (umask 077 && openssl rand -hex 16 >"$TLS_DIR/password" \
+        && printf '*:*:*:%s:%s\n' "$TLS_USER" "$(cat "$TLS_DIR/password")" >"$TLS_DIR/passfile.tmp" \
+        && mv -f "$TLS_DIR/passfile.tmp" "$TLS_DIR/passfile") || die "could not write $TLS_DIR/passfile"
+}
+
+# tls_node_files data: the server certificate and key in a new primary's data directory, where the server
+# finds them by default (ssl_cert_file, ssl_key_file) and pg_basebackup copies them to the standby; pg_hba.conf
+# rules that let the TLS role in over TLS with its SCRAM password only, ahead of the trust rules.
+tls_node_files() {
+    local data=$1 hba
+    as_owner tee "$data/server.crt" <"$TLS_DIR/server.crt" >/dev/null
+    as_owner tee "$data/server.key" <"$TLS_DIR/server.key" >/dev/null
+    as_owner chmod 600 "$data/server.key"
+    hba=$(printf '%s\n' "# scripts/ha-ctl.sh: $TLS_USER logs in over TLS with a SCRAM password, never without TLS" \
+        "hostssl all $TLS_USER 127.0.0.1/32 scram-sha-256" "host all $TLS_USER all reject"; cat "$data/pg_hba.conf")
+    printf '%s\n' "$hba" | as_owner tee "$data/pg_hba.conf" >/dev/null
+}
+
+# tls_role port: creates the TLS role (a superuser, as the tests' other roles) with its password, hashed
+# with SCRAM-SHA-256 (password_encryption); the password reaches psql on stdin, not in its arguments (ps).
+tls_role() {
+    local port=$1
+    [[ -z "$(q "$port" "select 1 from pg_roles where rolname = '$TLS_USER'")" ]] || return 0
+    sync_rep "$port" off
+    printf "create role %s login superuser password '%s';\n" "$TLS_USER" "$(cat "$TLS_DIR/password")" \
+        | PGCONNECT_TIMEOUT=3 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres \
+            -d postgres -f - >/dev/null || die "could not create role $TLS_USER on port $port"
+}
+
+# tls_url: both nodes over TLS as a managed database takes it, as a key=value string (a URL would need `&`,
+# which test-ha.sh does not take from these lines), quoted for the shell; the password comes from the passfile.
+tls_url() {
+    [[ "$TLS_DIR" != *[[:space:]\'\\]* ]] || die "the path $TLS_DIR holds a space, quote or backslash"
+    printf "'%s'" "host=localhost,localhost hostaddr=127.0.0.1,127.0.0.1 port=$PORT_A,$PORT_B dbname=$DB_NAME \
+user=$TLS_USER passfile=$TLS_DIR/passfile target_session_attrs=read-write sslmode=verify-full \
+sslrootcert=$TLS_DIR/ca.crt channel_binding=require"
+}
+
 # --- commands -------------------------------------------------------------------------------------------
 
 url() { echo "postgresql://$DB_USER@127.0.0.1:$1/$DB_NAME"; }
@@ -384,6 +437,7 @@ cmd_up() {
         [[ ! -f "$(data_of "$s")/PG_VERSION" ]] \
             || die "node $PRIMARY (the primary) has no data but node $s has; run scripts/ha-down.sh --rm"
         say "creating node $PRIMARY (primary, port $pport)"
+        tls_files
         rm -rf -- "$pdata"
         as_owner mkdir -p "$pdata" "$HA/node-$PRIMARY/sock"
         chmod 700 "$pdata"
@@ -399,6 +453,8 @@ cmd_up() {
             echo "max_replication_slots = 10"
             echo "hot_standby = on"
             echo "wal_log_hints = on"
+            echo "ssl = on"
+            echo "password_encryption = 'scram-sha-256'"
             echo "fsync = off"
             echo "# remote_apply: a commit is acknowledged once the synchronous standby shows it (read-your-writes there)"
             echo "synchronous_commit = remote_apply"
@@ -410,10 +466,13 @@ cmd_up() {
         grep -Eq '^host[[:space:]]+replication[[:space:]]+all[[:space:]]+127\.0\.0\.1/32[[:space:]]+trust' \
             "$pdata/pg_hba.conf" \
             || echo "host replication all 127.0.0.1/32 trust" | as_owner tee -a "$pdata/pg_hba.conf" >/dev/null
+        tls_node_files "$pdata"
         # No standby yet: commits must not wait for one.
         echo "synchronous_standby_names = ''" | as_owner tee -a "$pdata/postgresql.auto.conf" >/dev/null
     fi
     [[ ! -f "$pdata/standby.signal" ]] || die "node $PRIMARY should be the primary but is a standby"
+    [[ -f "$pdata/server.crt" && -f "$TLS_DIR/passfile" ]] \
+        || die "node $PRIMARY was made without TLS (an older setup); run scripts/ha-down.sh --rm"
     start_node "$PRIMARY"
     accepts_writes "$pport" || die "node $PRIMARY (port $pport) does not accept writes"
 
@@ -426,6 +485,7 @@ cmd_up() {
         sync_rep "$pport" off
         q "$pport" "create database \"$DB_NAME\" owner \"$DB_USER\"" >/dev/null
     fi
+    tls_role "$pport"
 
     if [[ -f "$(data_of "$s")/PG_VERSION" && -f "$(data_of "$s")/standby.signal" ]]; then
         start_node "$s"
@@ -436,6 +496,8 @@ cmd_up() {
         rebuild_node "$s"
     fi
     start_pgbouncer
+    local tls
+    tls=$(tls_url)
     say "ready in $(secs "$t0" "$(now)")s"
     echo "HA_PRIMARY_URL=$(url "$pport")"
     echo "HA_STANDBY_URL=$(url "$(port_of "$s")")"
@@ -443,6 +505,7 @@ cmd_up() {
     echo "HA_MULTI_URL=$both?target_session_attrs=read-write"
     echo "HA_STANDBY_PREFER_URL=$both?target_session_attrs=prefer-standby"
     echo "HA_PGBOUNCER_URL=$(url "$PORT_PGB")"
+    echo "HA_TLS_MULTI_URL=$tls"
     echo "HA_CTL=$ROOT/scripts/ha-ctl.sh"
 }
 

@@ -10,6 +10,9 @@
 #                      LOGDIR/initdb.log, shown and fatal on failure
 #   start_cluster NAME BIN DATA LOG [PORT]   pg_ctl start (waiting up to 60 s), the log shown and fatal on
 #                      failure; NAME prefixes the message
+#   make_certificates DIR [--other-ca]   a throwaway certificate authority and a server certificate it signed
+#                      for localhost and 127.0.0.1, in DIR (see the function); with --other-ca, a second
+#                      authority the server does not use, for the tests of an untrusted certificate
 
 RUN_AS=${CV_DB_RUN_AS:-postgres}
 DB_NAME=${CV_DB_NAME:-corevalue}
@@ -42,4 +45,29 @@ start_cluster() {
     [[ -z "$port" ]] || options=(-o "-p $port")
     as_owner "$bin/pg_ctl" -D "$data" -l "$log" "${options[@]}" -w -t 60 start >/dev/null \
         || { echo "$name: pg_ctl start failed; log:" >&2; cat "$log" >&2; exit 1; }
+}
+
+# make_certificates DIR [--other-ca]: writes into DIR (which exists) ca.key and ca.crt (an authority, "CoreValue
+# test CA"), server.key and server.crt (CN localhost, subjectAltName DNS:localhost and IP:127.0.0.1, signed by
+# it), and with --other-ca other-ca.key and other-ca.crt ("Another CA"); all valid for two days, for test
+# servers only. P-256 keys: each takes milliseconds to make where an RSA-2048 key takes a quarter of a second,
+# and scripts/ha-up.sh makes them on every fresh start. openssl's output goes to DIR/openssl.log, shown and
+# fatal on failure. The keys are left readable by their owner only (the server refuses a wider key file).
+make_certificates() {
+    local dir=$1 other=${2:-}
+    local key=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    command -v openssl >/dev/null || { echo "make_certificates: openssl not found (apt-get install openssl)" >&2; exit 1; }
+    # One && chain: a function called from an || list runs without set -e.
+    (
+        cd "$dir" \
+            && openssl req -x509 "${key[@]}" -days 2 -subj "/CN=CoreValue test CA" -keyout ca.key -out ca.crt \
+            && if [[ "$other" == --other-ca ]]; then
+                openssl req -x509 "${key[@]}" -days 2 -subj "/CN=Another CA" -keyout other-ca.key -out other-ca.crt
+            fi \
+            && openssl req "${key[@]}" -subj "/CN=localhost" -keyout server.key -out server.csr \
+            && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext \
+            && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+                -extfile server.ext -out server.crt \
+            && chmod 600 ca.key server.key
+    ) >"$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log" >&2; echo "make_certificates: openssl failed in $dir" >&2; exit 1; }
 }

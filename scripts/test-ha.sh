@@ -10,7 +10,9 @@
 #      no error), a listener across a failover (it listens again and reports the gap), a read-only store
 #      across a standby restart (reads go on, and it returns to the standby); history writer and reader
 #      processes across two failovers and a standby restart (every reader sees every committed transaction
-#      once, one of them resuming from its token on the new primary).
+#      once, one of them resuming from its token on the new primary);
+#   3. a writer across a failover again, over TLS as a managed database takes it (HA_TLS_MULTI_URL: both
+#      nodes, sslmode=verify-full, channel_binding=require, a SCRAM password from a passfile).
 # CI=true makes tests fail rather than skip when their servers are missing.
 set -euo pipefail
 
@@ -38,7 +40,7 @@ trap cleanup EXIT
 servers=$(scripts/ha-up.sh)
 # Only the HA_NAME=value lines, whatever else reached stdout.
 eval "$(grep -E '^HA_[A-Z_]+=[^;&|`$()]*$' <<<"$servers")"
-export HA_PRIMARY_URL HA_STANDBY_URL HA_MULTI_URL HA_STANDBY_PREFER_URL HA_PGBOUNCER_URL HA_CTL
+export HA_PRIMARY_URL HA_STANDBY_URL HA_MULTI_URL HA_STANDBY_PREFER_URL HA_PGBOUNCER_URL HA_TLS_MULTI_URL HA_CTL
 
 mkdir -p "$LOG_DIR"
 
@@ -74,16 +76,20 @@ status=0
 # transaction mode allows: its own tests run here, except aSandboxWhoseConnectionWasLostIsOver (it kills its
 # backend) and postgresStoreBehaviourInTransactionSandboxes, whose parallel cases hold a sandbox per store,
 # more than pgbouncer's pool of 40 at once, and wait on each other until pgbouncer's query_wait_timeout.
+# The failover suites (HighAvailabilityTests, HistoryFailoverTests, TLSFailoverTests) change the servers and
+# run in steps of their own below.
 # The example-model stores go without prepared statements (as Scaling.md advises for pgbouncer 1.18); the
 # behaviour suite's stores keep the default, whose connections turn their caches off by themselves.
 export CV_TEST_STATEMENT_CACHE=0
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|HistoryFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver' \
+    'HighAvailabilityTests|HistoryFailoverTests|TLSFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver' \
     || status=1
 unset CV_TEST_STATEMENT_CACHE
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1
 grep -h '^ha: ' "$LOG_DIR"/failover.log >&2 || true
 run history-failover "$HA_MULTI_URL" HistoryFailoverTests '✔ Suite HistoryFailoverTests passed' '' || status=1
 grep -h '^history failover' "$LOG_DIR"/history-failover.log >&2 || true
+run tls-failover "$HA_TLS_MULTI_URL" TLSFailoverTests '✔ Suite TLSFailoverTests passed' '' || status=1
+grep -h '^ha tls: ' "$LOG_DIR"/tls-failover.log >&2 || true
 exit $status

@@ -20,7 +20,6 @@ LOG="$DIR/server.log"
 "$ROOT/scripts/install-deps.sh"
 # shellcheck source=scripts/lib.sh
 source "$ROOT/scripts/lib.sh"
-command -v openssl >/dev/null || { echo "tls-up: openssl not found" >&2; exit 1; }
 
 mkdir -p "$DIR"
 if [[ -f "$DATA/postmaster.pid" ]] && as_owner "$PG_BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
@@ -35,20 +34,9 @@ if [[ $EUID -eq 0 ]]; then
     while [[ "$d" != "/" ]]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
 fi
 
-# Certificates: two authorities, and the server's, valid for localhost and 127.0.0.1, for two days.
-(
-    cd "$DIR"
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=CoreValue test CA" \
-        -keyout ca.key -out ca.crt 2>/dev/null
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Another CA" \
-        -keyout other-ca.key -out other-ca.crt 2>/dev/null
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
-    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext
-    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext \
-        -out server.crt 2>/dev/null
-    chmod 600 server.key
-    openssl rand -hex 16 >password
-)
+# Certificates: two authorities, and the server's, valid for localhost and 127.0.0.1 (scripts/lib.sh).
+make_certificates "$DIR" --other-ca
+(umask 077 && openssl rand -hex 16 >"$DIR/password")
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$DIR" "$DIR/server.key" "$DIR/server.crt" "$DIR/ca.crt"
 
 port=${CV_TLS_PORT:-54340}

@@ -2,6 +2,7 @@
 import CoreValuePostgres
 import Foundation
 import LibPQ
+import Synchronization
 
 /// A schema of its own for one test, on the PostgreSQL server in `DATABASE_URL` (or one the process starts
 /// itself, ``TestServer``), dropped afterwards.
@@ -26,9 +27,11 @@ import LibPQ
 /// store and drops the schema, also when the body throws. Tests can therefore run in parallel against one
 /// server (the `docker compose` one, or any). It works the same from Swift Testing and XCTest, sync and
 /// async. Without `DATABASE_URL` it starts a throwaway server of its own on first use from the PostgreSQL
-/// binaries on the machine (``TestServer/shared()``; `COREVALUE_TEST_SERVER=off` turns that off); when
-/// there is neither, it throws ``TestSchemaError``, so a missing database fails a test rather than passing it
-/// silently. Guard with ``isAvailable`` to skip instead.
+/// binaries on the machine (``TestServer/shared()``), else, without binaries, in a `postgres:15` Docker
+/// container when a `docker` command works (removed when the process exits; untested on the project's
+/// machines, where no Docker engine runs); `COREVALUE_TEST_SERVER=off` turns both off. When there is no
+/// server, it throws ``TestSchemaError``, which names the three ways, so a missing database fails a test
+/// rather than passing it silently. Guard with ``isAvailable`` to skip instead.
 ///
 /// Tests that share the same tables can run faster in a transaction rolled back at the end, on one schema
 /// migrated once: ``withTransaction(model:migrations:schema:configure:_:)-2ltuh``.
@@ -64,7 +67,7 @@ public struct TestSchema: Sendable {
     /// `XCTSkipUnless`).
     public static var isAvailable: Bool { url != nil }
 
-    /// `DATABASE_URL`, else ``TestServer/shared()``'s URL.
+    /// `DATABASE_URL`, else a server of the process's own (``TestServer/shared()``, or Docker's).
     ///
     /// - Throws: ``TestSchemaError`` saying why there is no server.
     static func serverURL() throws -> String {
@@ -73,10 +76,37 @@ public struct TestSchema: Sendable {
         guard environment[serverSwitch] != "off" else {
             throw TestSchemaError(reason: "\(serverSwitch)=off, so no server of its own is started")
         }
+        return try ownServer.withLock { state in
+            if let state { return try state.get() }
+            let found = Result { try startOwnServer() }
+            state = found
+            return try found.get()
+        }
+    }
+
+    /// Which server of its own the process uses, decided once (looking for binaries and asking Docker spawn
+    /// programs, which every test's `isAvailable` would otherwise repeat).
+    private static let ownServer = Mutex<Result<String, any Error>?>(nil)
+
+    /// A server from PostgreSQL's binaries when they are installed, else a Docker container when a `docker`
+    /// command works.
+    private static func startOwnServer() throws -> String {
+        if TestServer.canStart {
+            do {
+                return try TestServer.shared().url
+            } catch {
+                throw TestSchemaError(reason: "no server could be started from PostgreSQL's binaries: \(error)")
+            }
+        }
+        guard let docker = DockerServer.command() else {
+            throw TestSchemaError(reason: "there are no PostgreSQL server binaries and no working `docker` command")
+        }
         do {
-            return try TestServer.shared().url
+            return try DockerServer.shared(docker: docker).url
         } catch {
-            throw TestSchemaError(reason: "no server of its own could be started: \(error)")
+            throw TestSchemaError(
+                reason: "there are no PostgreSQL server binaries, and no \(DockerServer.image) container could be "
+                    + "started: \(error)")
         }
     }
 
@@ -173,10 +203,13 @@ public struct TestSchemaError: Error, CustomStringConvertible {
     /// Why no server could be started.
     public var reason: String
 
-    /// What to do.
+    /// What went wrong, and the three ways to a server, in the order they are tried.
     public var description: String {
-        "\(TestSchema.environmentVariable) is not set and \(reason): point it at a PostgreSQL server for "
-            + "integration tests (for example `docker compose up -d` and "
-            + "postgresql://corevalue@127.0.0.1:54320/corevalue), or install PostgreSQL's server binaries"
+        "\(TestSchema.environmentVariable) is not set and \(reason). Integration tests find a PostgreSQL server "
+            + "in this order: (1) DATABASE_URL, pointing at any server (for example `docker compose up -d` and "
+            + "postgresql://corevalue@127.0.0.1:54320/corevalue); (2) PostgreSQL's server binaries (initdb, "
+            + "pg_ctl; Debian: apt-get install postgresql), found through COREVALUE_PG_BIN, pg_config --bindir "
+            + "or the usual places, from which a throwaway server is started; (3) a working `docker` command "
+            + "(COREVALUE_DOCKER names another executable), which runs a throwaway \(DockerServer.image) container"
     }
 }

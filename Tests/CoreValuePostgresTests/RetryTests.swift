@@ -38,6 +38,22 @@ import Testing
         #expect(!PostgresStore.isRetryable(CVManagedStructError.conflict(entity: "Car", message: "")))
     }
 
+    /// A failed connection is read from libpq's words, not from the connection string the message describes:
+    /// no server there, over TLS or with a password, is an outage waited out within the failover budget (a
+    /// failover over TLS once failed at once, `sslmode=` read as a TLS refusal).
+    @Test(arguments: [
+        "host=127.0.0.1 port=1 user=app password=t0psecret connect_timeout=5",
+        "host=localhost hostaddr=127.0.0.1 port=1 sslmode=verify-full sslrootcert=/nonexistent/ca.crt "
+            + "channel_binding=require connect_timeout=5",
+    ])
+    func aServerThatIsNotThereIsAnOutageWhateverTheConnectionStringSays(_ conninfo: String) throws {
+        let error = try #require(throws: LibPQError.self) { try Connection(conninfo) }
+        #expect(error.code == .connectionFailed)
+        #expect(error.message.contains("port=1"), "the message still says what was connected to")
+        #expect(PostgresStore.retryReason(error) == .unavailable, "\(error)")
+        #expect((PostgresStoreError.wrapping(error) as? PostgresStoreError)?.code == .driverError)
+    }
+
     /// A trigger that fails the first insert of a Car with `code` (a sequence is not rolled back, so only the
     /// first attempt fails).
     static func failFirstInsert(_ url: String, _ schema: String, code: String) throws {

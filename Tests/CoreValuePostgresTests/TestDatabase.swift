@@ -34,7 +34,7 @@ enum TestDatabase {
             Issue.record("DATABASE_URL is not set; integration test \(function) cannot run in CI")
         } else {
             print(
-                "skipped \(function): no server (DATABASE_URL unset, and none of its own: \(TestSchema.serverSwitch)=off or no binaries)"
+                "skipped \(function): no server (DATABASE_URL unset, and none of its own: \(TestSchema.serverSwitch)=off, or neither binaries nor Docker)"
             )
         }
         return false

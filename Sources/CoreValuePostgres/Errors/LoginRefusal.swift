@@ -40,3 +40,10 @@ public enum LoginRefusal: String, Sendable, Hashable, CustomStringConvertible {
     /// The refusal's name.
     public var description: String { rawValue }
 }
+
+extension LibPQError {
+    /// The text a refusal is read from: libpq's own message for a failed connection, without the
+    /// connection string's description (whose `sslmode=...` or `password=********` once made every failed
+    /// connection over TLS, or with a password, look like a refusal, so a failover was never waited out).
+    var refusalText: String { libpqMessage ?? message }
+}

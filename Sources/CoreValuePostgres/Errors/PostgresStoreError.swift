@@ -106,7 +106,7 @@ public struct PostgresStoreError: Error, Sendable, Hashable, CustomStringConvert
     /// For ``Code/loginRefused``: why the server refused the login.
     public var loginRefusal: LoginRefusal? {
         guard let error = underlying as? LibPQError, error.code == .connectionFailed else { return nil }
-        return LoginRefusal(message: error.message)
+        return LoginRefusal(message: error.refusalText)
     }
     /// The SQLSTATE of the server's error behind this one (`.uniqueViolation`, `.queryCanceled`, ...), if any.
     public var sqlState: SQLState? { databaseError?.sqlState }
@@ -155,7 +155,7 @@ extension PostgresStoreError {
         case let error as PipelineError:
             return PostgresStoreError(.serverError, error.error.description, underlying: error.error)
         case let error as LibPQError
-        where error.code == .connectionFailed && LoginRefusal(message: error.message) != nil:
+        where error.code == .connectionFailed && LoginRefusal(message: error.refusalText) != nil:
             return PostgresStoreError(.loginRefused, error.message, underlying: error)
         case let error as LibPQError where error.code == .commitOutcomeUnknown:
             return PostgresStoreError(.commitOutcomeUnknown, error.message, underlying: error)

@@ -100,7 +100,7 @@ extension PostgresStore {
         }
         guard let error = error as? LibPQError else { return nil }
         if error.code == .connectionLost { return .unavailable }
-        if error.code == .connectionFailed { return isLoginRefused(error.message) ? nil : .unavailable }
+        if error.code == .connectionFailed { return isLoginRefused(error.refusalText) ? nil : .unavailable }
         return nil
     }
 

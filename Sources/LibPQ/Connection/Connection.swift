@@ -73,7 +73,7 @@ package final class Connection {
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
             PQfinish(handle)
-            throw LibPQError(.connectionFailed, "could not connect (\(configuration)): \(message)")
+            throw LibPQError(connectionFailed: message, context: "could not connect (\(configuration))")
         }
         self.handle = handle
         // Server notices (e.g. "there is no transaction in progress") are not errors; keep stderr quiet. A
@@ -200,7 +200,7 @@ package final class Connection {
         backendStart = nil
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
-            throw LibPQError(.connectionFailed, "could not reconnect: \(errorMessage(handle))")
+            throw LibPQError(connectionFailed: errorMessage(handle), context: "could not reconnect")
         }
         connectedAt = .now
     }

@@ -52,10 +52,22 @@ public struct LibPQError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, including libpq's own message where there is one.
     public var message: String
 
+    /// For ``Code/connectionFailed``: libpq's own words, without the description of the connection string
+    /// that ``message`` adds for the reader. A refusal is read from these alone: the description's keywords
+    /// (`sslmode=verify-full`, `password=********`) are no server's words. `nil` for other errors.
+    package var libpqMessage: String?
+
     /// Creates an error with a code and a message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// A failed connection: `context` (what was connected to) and libpq's message, kept apart as well
+    /// (``libpqMessage``).
+    package init(connectionFailed libpqMessage: String, context: String) {
+        self.init(.connectionFailed, "\(context): \(libpqMessage)")
+        self.libpqMessage = libpqMessage
     }
 
     /// `"<code>: <message>"`.
