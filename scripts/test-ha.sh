@@ -72,6 +72,11 @@ status=0
 # session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections. TLSTests
 # need the TLS-only server that `make test` starts for them, and LeastPrivilegeTests log in as roles they
 # create, which pgbouncer's user list does not know: both run in `make test`.
+# CommitResolutionTests cut a connection in a proxy of their own and keep its server side open, so the cut
+# transaction's backend stays idle in it: a direct connection's lookup knows that backend by process ID and
+# ends it, but pgbouncer's process IDs are its own, so behind it the save run again would wait on the cut
+# transaction's row locks for as long as the proxy holds them (a real client that dies closes its socket, and
+# pgbouncer then closes the server connection).
 # A transaction sandbox (TestSchema.withTransaction) holds one server connection for its whole test, which
 # transaction mode allows: its own tests run here, except aSandboxWhoseConnectionWasLostIsOver (it kills its
 # backend) and postgresStoreBehaviourInTransactionSandboxes, whose parallel cases hold a sandbox per store,
@@ -83,7 +88,7 @@ status=0
 export CV_TEST_STATEMENT_CACHE=0
 run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
     '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-    'HighAvailabilityTests|HistoryFailoverTests|TLSFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver' \
+    'HighAvailabilityTests|HistoryFailoverTests|TLSFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver|CommitResolutionTests' \
     || status=1
 unset CV_TEST_STATEMENT_CACHE
 run failover "$HA_MULTI_URL" HighAvailabilityTests '✔ Suite HighAvailabilityTests passed' '' || status=1
