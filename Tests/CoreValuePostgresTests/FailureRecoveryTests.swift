@@ -13,19 +13,9 @@ import Testing
 @Suite struct FailureRecoveryTests {
     /// A URL on loopback where nothing listens: a port this process bound and closed again.
     private static func refusingURL() throws -> String {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { Foundation.close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        try #require(bound)
-        return "postgresql://corevalue@127.0.0.1:\(UInt16(bigEndian: address.sin_port))/corevalue?connect_timeout=2"
+        let bound = try #require(LoopbackSocket.bind())
+        defer { Foundation.close(bound.socket) }
+        return "postgresql://corevalue@127.0.0.1:\(bound.port)/corevalue?connect_timeout=2"
     }
 
     private static func unreachableStore(budget: Duration) throws -> PostgresStore {

@@ -7,8 +7,7 @@ extension PostgresStore {
     /// (``Configuration/resolvesCommitOutcomes``).
     func commitTracking(on session: any DatabaseSession) -> CommitTracking? {
         guard configuration.resolvesCommitOutcomes else { return nil }
-        let table = SQLIdentifier(SchemaMapping.commitTable, schema: configuration.schema)
-        let marker = CommitMarker(table: table, backend: session.backendIdentity)
+        let marker = CommitMarker(table: commitTable, backend: session.backendIdentity)
         return CommitTracking(marker: marker) { [self] in try resolveCommit($0) }
     }
 
@@ -80,8 +79,8 @@ extension PostgresStore {
         }
     }
 
-    /// Deletes the identifiers of transactions that began more than ``commitRetention`` ago (never the
-    /// sentinel), at most once per ``commitPruneInterval`` per store, on the connection that just
+    /// Deletes the identifiers of transactions that began more than an hour (or ten failover budgets) ago
+    /// (never the sentinel), at most once per ``commitPruneInterval`` per store, on the connection that just
     /// committed a write. A failure (a role without `DELETE` on the table, say) is ignored, the table only
     /// growing: the statement's event (``StoreEvent/Kind/statement``) carries the error.
     func pruneCommitsIfDue(_ runner: StatementRunner) {
@@ -93,12 +92,14 @@ extension PostgresStore {
             return true
         }
         guard due else { return }
-        let table = SQLIdentifier(SchemaMapping.commitTable, schema: configuration.schema)
         let seconds = max(3600, 10 * configuration.failoverBudget.timeInterval)
         _ = try? runner.send(
-            "DELETE FROM \(table) WHERE at > '-infinity' "
+            "DELETE FROM \(commitTable) WHERE at > '-infinity' "
                 + "AND at < now() - make_interval(secs => \(typedBind: .scalar(.double, .double(seconds))))")
     }
+
+    /// The commit table, in the store's schema.
+    private var commitTable: SQLIdentifier { SQLIdentifier(SchemaMapping.commitTable, schema: configuration.schema) }
 
     /// How often a store deletes old commit identifiers.
     static let commitPruneInterval: Duration = .seconds(600)

@@ -30,8 +30,11 @@ extension StatementRunner {
     /// with the rows it returns; a lost `COMMIT` reply is resolved.
     func runMarked(_ sql: SQL, _ commits: CommitTracking) throws -> QueryResult {
         let marker = commits.marker
-        guard connection.commitGoesWithNextStatement else {
+        let carriesCommit = connection.commitGoesWithNextStatement
+        do {
+            if carriesCommit, let carrying = marker.carrying(sql) { return try send(carrying) }
             guard marker.state == .pending else { return try send(sql) }
+            // The identifier goes just before, in the same pipeline.
             var result: QueryResult?
             try plainPipelined { emit in
                 try emit(marker.insert()) { _ in }
@@ -41,21 +44,7 @@ extension StatementRunner {
                 throw PostgresStoreError(.unexpectedResult, "a pipelined statement returned no result")
             }
             return result
-        }
-        do {
-            if let carrying = marker.carrying(sql) { return try send(carrying) }
-            if marker.state == .pending {
-                // Nothing to carry the identifier: it goes just before, in the same pipeline.
-                var result: QueryResult?
-                try plainPipelined { emit in
-                    try emit(marker.insert()) { _ in }
-                    try emit(sql) { result = $0 }
-                }
-                if let result { return result }
-                throw PostgresStoreError(.unexpectedResult, "a pipelined statement returned no result")
-            }
-            return try send(sql)
-        } catch  where error.isLostCommit {
+        } catch  where carriesCommit && error.isLostCommit {
             let rows = try commits.resolve(marker)
             connection.adoptResolvedCommit()
             return rows
@@ -71,8 +60,8 @@ extension StatementRunner {
 
     /// The statements of a pipeline (``pipelined(_:)``) with the commit identifier: first when still pending;
     /// in a pipeline that carries the `COMMIT`, inside its first statement that returns a table's rows (or
-    /// last, when none does). Returns the emit to hand the body, and what resolves a lost reply: the
-    /// carrying statement's handler is handed the rows read back, when it did not run yet.
+    /// last, when none does). A lost reply is resolved, and the carrying statement's handler handed the rows
+    /// read back when it did not run yet.
     func markedPipeline(_ commits: CommitTracking, _ body: (_ emit: @escaping Emit) throws -> Void) throws {
         let marker = commits.marker
         let carries = connection.commitGoesWithNextStatement

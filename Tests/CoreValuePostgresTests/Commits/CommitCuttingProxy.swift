@@ -26,20 +26,11 @@ final class CommitCuttingProxy: @unchecked Sendable {
 
     /// Listens on a loopback port of its own and forwards each connection to `host:port`.
     init(to host: String, port target: UInt16) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(listener, address, length) == 0 && listen(listener, 16) == 0
-                    && getsockname(listener, address, &length) == 0
-            }
+        guard let bound = LoopbackSocket.bind(listening: 16) else {
+            throw ProxyError("cannot listen on loopback: errno \(errno)")
         }
-        guard listener >= 0, bound else { throw ProxyError("cannot listen: errno \(errno)") }
-        self.listener = listener
-        port = UInt16(bigEndian: address.sin_port)
+        listener = bound.socket
+        port = bound.port
         let thread = Thread { [self] in acceptLoop(host: host, port: target) }
         thread.start()
     }
