@@ -42,21 +42,21 @@ final class CommitMarker {
         self.table = table
         self.backend = backend
         self.id = id
-        lockKey = withUnsafeBytes(of: id.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: Int64.self) }
+        let u = id.uuid
+        lockKey = [u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15].reduce(0) { $0 << 8 | Int64($1) }
     }
 
     /// A UUID whose first 48 bits are the time in milliseconds and the rest random (version 7's layout):
     /// new identifiers land at the right edge of the primary key's index, as a sequence's would, instead of
     /// on a random page each (which, after a checkpoint, writes a full page image to the WAL per insert).
     static func timeOrderedID(now: Date = Date()) -> UUID {
-        var bytes = UUID().uuid
+        var u = UUID().uuid
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            for index in 0..<6 { raw[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-            raw[6] = (raw[6] & 0x0F) | 0x70
-            raw[8] = (raw[8] & 0x3F) | 0x80
-        }
-        return UUID(uuid: bytes)
+        func byte(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        (u.0, u.1, u.2, u.3, u.4, u.5) = (byte(0), byte(1), byte(2), byte(3), byte(4), byte(5))
+        u.6 = (u.6 & 0x0F) | 0x70
+        u.8 = (u.8 & 0x3F) | 0x80
+        return UUID(uuid: u)
     }
 
     /// `INSERT INTO commits (id, at) SELECT $1, now() FROM pg_advisory_xact_lock($2)`: the row and the lock.
