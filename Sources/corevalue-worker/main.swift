@@ -26,6 +26,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // corevalue-worker history-writer / history-reader: see HistoryWorker.swift.
 if arguments.first == "history-writer" { exit(runHistoryWriter(Array(arguments.dropFirst()))) }
 if arguments.first == "history-reader" { exit(runHistoryReader(Array(arguments.dropFirst()))) }
+// corevalue-worker consistency-setup / consistency-run / consistency-final: see ConsistencyWorker.swift.
+if arguments.first == "consistency-setup" { exit(runConsistencySetup(Array(arguments.dropFirst()))) }
+if arguments.first == "consistency-run" { exit(runConsistencyWorkload(Array(arguments.dropFirst()))) }
+if arguments.first == "consistency-final" { exit(runConsistencyFinal(Array(arguments.dropFirst()))) }
 
 // corevalue-worker ephemeral: the first thing a fresh process does is box a struct graph without a context
 // (`toObject(nil)`) and read it back; prints `ephemeral <company> <employees> <objectID>` or `error ...`.

@@ -1,0 +1,127 @@
+"""The register workloads: unique structs (blind writes, last writer wins) and persistent structs
+(read-modify-write increments, version-checked).
+
+Every write stores a number and its operation's tag (in two columns for an employee), so a read names the
+write it saw, and a row mixing two writes is seen: a tag column that disagrees with the other, or a number
+that is not the one the tag's write wrote (torn). The initial state of every key is the number 0 tagged
+`init`.
+
+Unique registers have no version order to infer beyond realtime: a read must not return a write that an
+acknowledged write had overwritten before the read began (stale read). Persistent registers do: each
+increment read the state it replaced, so the committed increments of a key form a chain from `init`, two
+committed increments of the same state are a lost update, an acknowledged increment missing from the chain
+that ends in the final read is lost, and the chain gives the ww, wr and rw edges of the dependency graph.
+"""
+
+from history import FAIL, OK
+
+INIT = "init"
+
+
+def writes_by_tag(operations, kind):
+    """The writes of `kind`, by (key, tag)."""
+    return {(op.keys[0], op.write["a"]): op for op in operations if op.kind == kind and op.write is not None}
+
+
+def register_reads(operations, kinds):
+    """(key, reader, state) for every register read of an operation of `kinds`."""
+    return [(key, op, state) for op in operations if op.kind in kinds for key, state in op.registers.items()]
+
+
+def check_state(key, reader, state, writes, findings):
+    """The checks of one read on its own; returns the write it saw (None for `init` or an unknown tag)."""
+    if state["a"] != state["b"]:
+        findings.add("torn-row", f"{reader} read {key} = {state}: its two tag columns disagree")
+    if state["a"] == INIT:
+        if state["n"] != 0:
+            findings.add("torn-row", f"{reader} read {key} = {state}: init with another number")
+        return None
+    write = writes.get((key, state["a"]))
+    if write is None:
+        findings.add("garbage-read", f"{reader} read {key} = {state}, which no operation wrote")
+        return None
+    if write.write["n"] != state["n"]:
+        findings.add("torn-row", f"{reader} read {key} = {state}, but {write} wrote {write.write}")
+    if write.type == FAIL and write is not reader:
+        findings.add("G1a", f"{reader} read {key} = {state}, written by {write}, which failed")
+    return write
+
+
+def check_stale(key, reader, seen, acknowledged, overwrote, findings):
+    """A read must not return a write that an acknowledged write overwrote (says `overwrote`) before the
+    read began."""
+    for op in acknowledged.get(key, []):
+        if op.completed >= reader.invoked:
+            break
+        if op is not seen and op is not reader and overwrote(op):
+            findings.add("stale-read", f"{reader} read {key} from {seen or INIT}; {op} overwrote it before")
+            return
+
+
+def check_unique_registers(operations, findings):
+    """Checks `uwrite` and `uread`."""
+    writes = writes_by_tag(operations, "uwrite")
+    acknowledged = {}
+    for op in sorted(writes.values(), key=lambda op: op.completed):
+        if op.type == OK:
+            acknowledged.setdefault(op.keys[0], []).append(op)
+    for key, reader, state in register_reads(operations, ("uread",)):
+        seen = check_state(key, reader, state, writes, findings)
+        # Last writer wins: a write begun after the one seen was acknowledged committed after it.
+        seen_completed = 0 if seen is None else seen.completed
+        check_stale(key, reader, seen, acknowledged, lambda op: seen_completed < op.invoked, findings)
+
+
+def check_persistent_registers(operations, findings, graph):
+    """Checks `incr` and `pread`, and adds the chains' edges to `graph`."""
+    writes = writes_by_tag(operations, "incr")
+    reads = register_reads(operations, ("incr", "pread"))
+    seen_by = {}
+    for key, reader, state in reads:
+        write = check_state(key, reader, state, writes, findings)
+        if write is not None:
+            seen_by.setdefault(write, []).append((key, reader))
+    # Committed: acknowledged, or unknown but read by someone (its own read is of the state before it).
+    committed = [op for op in writes.values() if op.type == OK or (op.type != FAIL and op in seen_by)]
+    successors = {}
+    for op in committed:
+        key = op.keys[0]
+        before = op.registers.get(key, {}).get("a")
+        successors.setdefault((key, before), []).append(op)
+    for (key, before), ops in sorted(successors.items(), key=lambda item: str(item[0])):
+        if len(ops) > 1:
+            findings.add("lost-update", f"{', '.join(map(str, ops))} all incremented {key} from {before}")
+    chains = {key: chain(key, successors) for key in {op.keys[0] for op in committed}}
+    position = {op: index for key, ops in chains.items() for index, op in enumerate(ops)}
+    for ops in chains.values():
+        for earlier, later in zip(ops, ops[1:]):
+            graph.add_edge(earlier, later, "ww")
+    for op in committed:
+        graph.add_node(op)
+        if op.type == OK and op not in position:
+            findings.add("lost-increment", f"{op} was acknowledged, but no chain of increments from init has it")
+    acknowledged = {}
+    for op in sorted(committed, key=lambda op: op.completed):
+        if op.type == OK and op in position:
+            acknowledged.setdefault(op.keys[0], []).append(op)
+    for key, reader, state in reads:
+        seen = writes.get((key, state["a"]))
+        if seen is not None and seen not in position:
+            continue
+        if seen is not None:
+            graph.add_edge(seen, reader, "wr")
+        following = successors.get((key, INIT if seen is None else seen.write["a"]))
+        if following:
+            graph.add_edge(reader, following[0], "rw")
+        index = -1 if seen is None else position[seen]
+        check_stale(key, reader, seen, acknowledged, lambda op: position[op] > index, findings)
+
+
+def chain(key, successors):
+    """The increments of `key` from `init` on, each the first that incremented the one before."""
+    ops = []
+    tag = INIT
+    while successors.get((key, tag)):
+        ops.append(successors[key, tag][0])
+        tag = ops[-1].write["a"]
+    return ops
