@@ -12,6 +12,13 @@ appends missing from a read that began after they were acknowledged (stale reads
 from history import FAIL, OK, HistoryError
 
 
+def brief(elements):
+    """A long list shortened for a message: its length, its first and last few elements."""
+    if len(elements) <= 8:
+        return str(elements)
+    return f"[{', '.join(elements[:2])}, ... {', '.join(elements[-5:])}] ({len(elements)} elements)"
+
+
 def committed_appends(operations, writer):
     """Append operations that committed: acknowledged, or of unknown outcome but seen by a read."""
     seen = {op for (_, _), op in writer.items() if op.type != FAIL and op.seen}
@@ -55,7 +62,7 @@ def check_key(key, key_reads, writer, findings):
     consistent = True
     for op, elements in key_reads:
         if elements != longest[: len(elements)]:
-            findings.add("incompatible-order", f"{op} read {key} = {elements}, not a prefix of {longest}")
+            findings.add("incompatible-order", f"{op} read {key} = {brief(elements)}, not a prefix of {brief(longest)}")
             consistent = False
     if not consistent:
         return None
@@ -72,7 +79,7 @@ def check_key(key, key_reads, writer, findings):
         if longest[:start] != before:
             findings.add(
                 "lost-update",
-                f"{op} read {key} = {before} and appended {op.append}, but they follow {longest[:start]}")
+                f"{op} read {key} = {brief(before)} and appended {op.append}, but they follow {brief(longest[:start])}")
     return order
 
 
@@ -81,7 +88,7 @@ def check_read(key, op, elements, writer, findings):
     positions = {}
     for index, element in enumerate(elements):
         if element in positions:
-            findings.add("duplicate-append", f"{op} read {element} twice in {key}: {elements}")
+            findings.add("duplicate-append", f"{op} read {element} twice in {key}: {brief(elements)}")
             continue
         positions[element] = index
         appender = writer.get((key, element))
@@ -94,9 +101,9 @@ def check_read(key, op, elements, writer, findings):
     for appender in {writer[key, e] for e in positions if (key, e) in writer}:
         places = [positions.get(element) for element in appender.append]
         if None in places:
-            findings.add("G1b", f"{op} read {key} = {elements}: part of {appender}'s {appender.append}")
+            findings.add("G1b", f"{op} read {key} = {brief(elements)}: part of {appender}'s {appender.append}")
         elif places != list(range(places[0], places[0] + len(places))):
-            findings.add("incompatible-order", f"{op} read {key} = {elements}: {appender.append} not together")
+            findings.add("incompatible-order", f"{op} read {key} = {brief(elements)}: {appender.append} not together")
 
 
 def add_edges(key, order, key_reads, writer, graph):
@@ -119,7 +126,7 @@ def add_edges(key, order, key_reads, writer, graph):
 
 def check_realtime(key, key_reads, acknowledged, findings):
     """Every append acknowledged before a read began is in it: else a stale read, or a lost append when
-    no read ever saw it."""
+    no read ever saw it or the final read (process `final`, after every writer stopped) does not."""
     acknowledged = sorted(acknowledged, key=lambda op: op.completed)
     lost = set()
     for reader, elements in key_reads:
@@ -129,10 +136,9 @@ def check_realtime(key, key_reads, acknowledged, findings):
                 break
             if op is reader or all(element in present for element in op.append):
                 continue
-            if key not in op.seen:
-                if op in lost:
-                    continue
-                lost.add(op)
-                findings.add("lost-append", f"{op} appended {op.append} to {key}; {reader} and no read saw it")
+            if reader.process == "final" or key not in op.seen:
+                if op not in lost:
+                    lost.add(op)
+                    findings.add("lost-append", f"{op} appended {op.append} to {key}; {reader} did not see it")
             else:
                 findings.add("stale-read", f"{reader} read {key} without {op.append}, acknowledged before")

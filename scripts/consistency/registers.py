@@ -54,7 +54,9 @@ def check_stale(key, reader, seen, acknowledged, overwrote, findings):
         if op.completed >= reader.invoked:
             break
         if op is not seen and op is not reader and overwrote(op):
-            findings.add("stale-read", f"{reader} read {key} from {seen or INIT}; {op} overwrote it before")
+            # The final read began after every writer stopped: what it misses is lost.
+            kind = "lost-write" if reader.process == "final" else "stale-read"
+            findings.add(kind, f"{reader} read {key} from {seen or INIT}; {op} overwrote it before")
             return
 
 
