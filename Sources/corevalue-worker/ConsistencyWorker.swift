@@ -27,6 +27,11 @@ func openConsistencyStore(url: String, schema: String) throws -> RecordingStore 
     var configuration = try PostgresStore.Configuration(url: url, schema: schema)
     configuration.poolSize = 1
     configuration.failoverBudget = .seconds(30)
+    // Behind pgbouncer before 1.21 no statement may stay prepared between transactions (CV_TEST_STATEMENT_CACHE=0,
+    // as the tests of `make test-ha` are told).
+    if let size = ProcessInfo.processInfo.environment["CV_TEST_STATEMENT_CACHE"].flatMap(Int.init) {
+        configuration.preparedStatementCacheSize = size
+    }
     let deadline = ContinuousClock.now + .seconds(60)
     while true {
         do {
