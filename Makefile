@@ -5,7 +5,7 @@ SWIFT ?= swift
 BENCH_N ?= 10000
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test test-pg18 test-ha check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test test-pg18 test-ha test-faults check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -65,6 +65,12 @@ test-pg18: deps
 # removed afterwards. The behaviour suite through pgbouncer, then failovers and a standby restart.
 test-ha: deps
 	@scripts/test-ha.sh
+
+# The consistency workload (several processes through the struct API, each recording a history) under faults:
+# a server SIGKILLed, a client SIGKILLed, a network partition of a server in a namespace of its own, a failover,
+# pgbouncer restarted; each run checked for anomalies (scripts/consistency/check.py). As root; scripts/test-faults.sh.
+test-faults: deps
+	@scripts/test-faults.sh
 
 # The checks CI runs after the tests: the format (strict), a build with warnings as errors (its own build
 # directory, so the test build is not redone), and both DocC catalogs with warnings as errors.

@@ -5,17 +5,20 @@
 #   openssl                 certificates for the TLS test cluster (scripts/tls-up.sh)
 #   pgbouncer               only with the argument `ha`: the pooler of the multi-server setup (scripts/ha-up.sh)
 #   python3-venv            only with the argument `pg18`: a virtualenv for PostgreSQL 18's wheel (scripts/pg18-up.sh)
-# usage: scripts/install-deps.sh [ha|pg18]
+#   iproute2, procps, python3   only with the argument `faults` (and what `ha` installs): scripts/test-faults.sh
+# usage: scripts/install-deps.sh [ha|pg18|faults]
 # Does nothing when everything is present. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
 
 ha=0
 pg18=0
+faults=0
 case "${1:-}" in
     "") ;;
     ha) ha=1 ;;
     pg18) pg18=1 ;;
-    *) echo "usage: $0 [ha|pg18]" >&2; exit 2 ;;
+    faults) ha=1; faults=1 ;;
+    *) echo "usage: $0 [ha|pg18|faults]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -31,6 +34,13 @@ if (( pg18 )) && ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
 fi
 if (( ha )) && ! command -v pgbouncer >/dev/null 2>&1 && [[ ! -x /usr/sbin/pgbouncer ]]; then
     missing+=(pgbouncer)
+fi
+
+# scripts/test-faults.sh: network namespaces, veth pairs and qdiscs (ip, tc), ps, and the checker's Python 3.
+if (( faults )); then
+    command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
+    command -v ps >/dev/null 2>&1 || missing+=(procps)
+    command -v python3 >/dev/null 2>&1 || missing+=(python3)
 fi
 
 if (( ${#missing[@]} == 0 )); then

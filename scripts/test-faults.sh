@@ -24,8 +24,8 @@ cd "$ROOT"
 SWIFT=${SWIFT:-swift}
 PROCESSES=${FAULT_PROCESSES:-4}
 KEYS=${FAULT_KEYS:-5}
-BEFORE=${FAULT_BEFORE:-400}
-AFTER=${FAULT_AFTER:-600}
+BEFORE=${FAULT_BEFORE:-600}
+AFTER=${FAULT_AFTER:-1400}
 RUNS=("$@")
 [[ ${#RUNS[@]} -gt 0 ]] || RUNS=(sigkill client-kill partition failover pgbouncer)
 DIR="$ROOT/.db/faults"
@@ -37,6 +37,7 @@ source "$ROOT/scripts/faults-lib.sh"
 [[ $EUID -eq 0 ]] || fault_die "run as root: the runs make network namespaces and kill servers"
 id "$RUN_AS" >/dev/null 2>&1 || useradd --system --no-create-home "$RUN_AS"
 start=$SECONDS
+scripts/install-deps.sh faults
 "$SWIFT" build --product corevalue-worker
 WORKER="$("$SWIFT" build --show-bin-path)/corevalue-worker"
 python3 -m unittest discover -s scripts/consistency -p 'test_*.py' 2>&1 | tail -3 >&2
