@@ -24,8 +24,9 @@ cd "$ROOT"
 SWIFT=${SWIFT:-swift}
 PROCESSES=${FAULT_PROCESSES:-4}
 KEYS=${FAULT_KEYS:-5}
-BEFORE=${FAULT_BEFORE:-600}
-AFTER=${FAULT_AFTER:-1400}
+BEFORE=${FAULT_BEFORE:-500}
+AFTER=${FAULT_AFTER:-800}
+ROUNDS=${FAULT_ROUNDS:-2}
 RUNS=("$@")
 [[ ${#RUNS[@]} -gt 0 ]] || RUNS=(sigkill client-kill partition failover pgbouncer)
 DIR="$ROOT/.db/faults"
@@ -73,9 +74,10 @@ start_worker() {
     WORKERS[$1]=$!
 }
 
-# workload NAME URL FAULT...: one run; FAULT (a command) is run once BEFORE operations were acknowledged.
+# workload NAME URL FAULT...: one run; FAULT (a command) runs ROUNDS times, each after BEFORE more operations were
+# acknowledged.
 workload() {
-    local name=$1 status=0 n target run_start=$SECONDS
+    local name=$1 status=0 n target round run_start=$SECONDS
     URL=$2 SCHEMA="faults_${1//-/_}" RUN_DIR="$DIR/$1"
     shift 2
     mkdir -p "$RUN_DIR"
@@ -83,8 +85,11 @@ workload() {
     "$WORKER" consistency-setup "$URL" "$SCHEMA" "$KEYS" || fault_die "$name: the setup failed"
     WORKERS=()
     for n in $(seq 1 "$PROCESSES"); do start_worker "$n"; done
-    wait_until "$BEFORE acknowledged operations" at_least "$BEFORE"
-    "$@"
+    for round in $(seq 1 "$ROUNDS"); do
+        target=$(($(acknowledged) + BEFORE))
+        wait_until "$BEFORE acknowledged operations before fault $round" at_least "$target"
+        "$@"
+    done
     target=$(($(acknowledged) + AFTER))
     wait_until "$AFTER more acknowledged operations after the fault" at_least "$target"
     for n in "${!WORKERS[@]}"; do touch "$RUN_DIR/p$n.jsonl.stop"; done
@@ -93,17 +98,30 @@ workload() {
     ((status == 0)) || { tail -5 "$RUN_DIR"/p*.err >&2; fault_die "$name: a workload process failed ($status)"; }
     "$WORKER" consistency-final "$URL" "$SCHEMA" "$KEYS" "$RUN_DIR/final.jsonl" || fault_die "$name: the final read"
     # The verdict: counts, anomalies (0 wanted), and a few examples of each anomaly found.
-    python3 scripts/consistency/check.py --label "faults $name" --min-ok $((BEFORE + AFTER)) "$RUN_DIR"/*.jsonl \
+    python3 scripts/consistency/check.py --label "faults $name" --min-ok $((ROUNDS * BEFORE + AFTER)) "$RUN_DIR"/*.jsonl \
         >"$RUN_DIR/verdict.txt" || status=1
     cat "$RUN_DIR/verdict.txt" >&2
     fault_say "$name: $( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - run_start)) s"
     return $status
 }
 
+# tamper_check RUN: the checker must fail a copy of RUN's history with a lost append and a torn row planted in
+# its final reads (scripts/consistency/tamper.py): a history format that drifted from the checker's, or a check
+# that went blind, cannot pass unnoticed.
+tamper_check() {
+    local copy="$DIR/$1-tampered" out
+    python3 scripts/consistency/tamper.py "$DIR/$1" "$copy" || fault_die "nothing to tamper with in $1's history"
+    out=$(python3 scripts/consistency/check.py --label tampered "$copy"/*.jsonl) && fault_die "a tampered history passed"
+    grep -q 'lost-append' <<<"$out" && grep -q 'torn-row' <<<"$out" \
+        || { echo "$out" >&2; fault_die "the checker missed what was planted in a tampered history"; }
+    fault_say "a tampered copy of $1's history fails the checker, with the lost append and the torn row planted"
+}
+
 # The faults.
 kill_server() { ns_server_kill; }
 kill_client() {
-    local victim=2 replacement=$((PROCESSES + 1))
+    local indices=("${!WORKERS[@]}")
+    local victim=${indices[0]} replacement=$((${indices[-1]} + 1))
     kill -KILL "${WORKERS[$victim]}"
     wait "${WORKERS[$victim]}" 2>/dev/null || true
     unset "WORKERS[$victim]"
@@ -112,11 +130,11 @@ kill_client() {
 }
 partition() {
     link_cut
-    sleep "${FAULT_CUT_SECONDS:-6}"
+    sleep "${FAULT_CUT_SECONDS:-5}"
     link_heal
     wait_until "operations acknowledged after the cut healed" at_least $(($(acknowledged) + 50))
     link_slow
-    sleep "${FAULT_SLOW_SECONDS:-6}"
+    sleep "${FAULT_SLOW_SECONDS:-5}"
     link_heal
 }
 failover() { "$HA_CTL" failover; }
@@ -132,7 +150,7 @@ if [[ " ${RUNS[*]} " =~ \ (sigkill|client-kill|partition)\  ]]; then
 fi
 for run in "${RUNS[@]}"; do
     case "$run" in
-        sigkill) workload sigkill "$ns_url" kill_server || status=1 ;;
+        sigkill) workload sigkill "$ns_url" kill_server && tamper_check sigkill || status=1 ;;
         client-kill) workload client-kill "$ns_url" kill_client || status=1 ;;
         partition) workload partition "$ns_url" partition || status=1 ;;
         failover | pgbouncer)

@@ -40,6 +40,9 @@ struct OperationLine: Codable {
     /// What a `uwrite` or `incr` writes.
     var write: RegisterState?
     var error: String?
+    /// How many times the store ran this operation's transactions again (a lost connection, a failover): a
+    /// fault that met work in flight shows here.
+    var retries: Int?
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds.

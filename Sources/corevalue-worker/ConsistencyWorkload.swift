@@ -50,6 +50,7 @@ struct ConsistencyWorkload {
         line.time = monotonicNanoseconds()
         try log.append(line)
         _ = store.takeOutcome()
+        let retries = store.base.statistics.retries
         let context = ManagedObjectContext(store: store)
         do {
             try perform(&line, tag: tag, in: context)
@@ -65,6 +66,7 @@ struct ConsistencyWorkload {
         case .saved: line.type = "ok"
         case .failed, nil: break
         }
+        line.retries = store.base.statistics.retries - retries
         line.time = monotonicNanoseconds()
         try log.append(line)
         return line.type

@@ -64,7 +64,9 @@ def check(operations):
 def report(label, operations, findings, minimum):
     """Prints the verdict; returns the exit status."""
     total, by_kind = counts(operations)
-    print(f"{label}: {len(operations)} operations: ok {total[OK]}, failed {total[FAIL]}, unknown {total[INFO]}")
+    retried = [op.retries for op in operations if op.retries]
+    print(f"{label}: {len(operations)} operations: ok {total[OK]}, failed {total[FAIL]}, unknown {total[INFO]}; "
+          f"{len(retried)} ran a transaction again ({sum(retried)} retries in the store)")
     for kind in KINDS:
         row = by_kind.get(kind, {OK: 0, FAIL: 0, INFO: 0})
         print(f"{label}:   {kind:<7} ok {row[OK]:>5}  failed {row[FAIL]:>5}  unknown {row[INFO]:>4}")
@@ -79,7 +81,7 @@ def report(label, operations, findings, minimum):
         print(f"{label}: too little was checked: {total[OK]} operations acknowledged ({minimum} wanted)"
               + (f", none of {', '.join(missing)}" if missing else ""))
         status = 1
-    summary = {"label": label, "ok": total[OK], "failed": total[FAIL], "unknown": total[INFO],
+    summary = {"label": label, "ok": total[OK], "failed": total[FAIL], "unknown": total[INFO], "retried": len(retried),
                "anomalies": findings.count, "verdict": "pass" if status == 0 else "FAIL"}
     print(f"{label}: verdict {summary['verdict']} {json.dumps(summary, sort_keys=True)}")
     return status

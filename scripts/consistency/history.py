@@ -33,6 +33,7 @@ class Op:
         self.registers = {}
         self.write = line.get("write")
         self.error = None
+        self.retries = 0
 
     @property
     def name(self):
@@ -47,6 +48,7 @@ class Op:
         self.registers = line.get("registers") or {}
         self.write = line.get("write") or self.write
         self.error = line.get("error")
+        self.retries = line.get("retries") or 0
 
     def __repr__(self):
         return f"{self.name}({self.kind} {','.join(self.keys)} {self.type})"
