@@ -62,7 +62,9 @@ struct ConsistencyKeys {
 
     /// The product id of unique register `key` (`u<i>`).
     static func productID(_ key: String) throws -> Int32 {
-        guard key.hasPrefix("u"), let id = Int32(key.dropFirst()) else { throw WorkerFailure("not a product key: \(key)") }
+        guard key.hasPrefix("u"), let id = Int32(key.dropFirst()) else {
+            throw WorkerFailure("not a product key: \(key)")
+        }
         return id
     }
 }

@@ -36,7 +36,7 @@ func openConsistencyStore(url: String, schema: String) throws -> RecordingStore 
     while true {
         do {
             return RecordingStore(try PostgresStore(model: ExampleModel.model, configuration: configuration))
-        } catch where ContinuousClock.now < deadline {
+        } catch  where ContinuousClock.now < deadline {
             FileHandle.standardError.write(Data("opening the store: \(error)\n".utf8))
             Thread.sleep(forTimeInterval: 0.2)
         }
