@@ -31,6 +31,9 @@ struct OperationLine: Codable {
     var kind: String
     /// The key an append, `uwrite` or `incr` writes; the keys a read reads.
     var keys: [String]
+    /// The tag of what a write writes (an append's elements are `<tag>.1`, `<tag>.2`), logged when it is
+    /// invoked: an increment killed before its completion line still names what a read may find.
+    var tag: String?
     /// The elements an append appends, in order.
     var append: [String]?
     /// The lists read, by key (an append records the list it read before appending).

@@ -37,6 +37,7 @@ struct ConsistencyWorkload {
         // Unique across processes: a value names the operation that wrote it.
         let tag = "\(name)-\(operation)"
         var line = OperationLine(type: "invoke", process: name, op: operation, time: 0, kind: kind, keys: [])
+        if ["append", "uwrite", "incr"].contains(kind) { line.tag = tag }
         switch kind {
         case "append":
             line.keys = [pick(keys.lists)]

@@ -35,15 +35,21 @@ KINDS = ("append", "read", "uwrite", "uread", "incr", "pread")
 
 
 def process_order(operations, graph):
-    """po edges: each process's committed operations in the order it ran them (one at a time)."""
+    """po edges: each process's committed operations in the order it ran them (one at a time). Only from an
+    acknowledged one: an operation of unknown outcome that committed may have committed after the process
+    went on."""
     by_process = {}
     for op in operations:
         if op in graph.nodes:
             by_process.setdefault(op.process, []).append(op)
     for ops in by_process.values():
         ops.sort(key=lambda op: op.invoked)
-        for earlier, later in zip(ops, ops[1:]):
-            graph.add_edge(earlier, later, "po")
+        acknowledged = None
+        for op in ops:
+            if acknowledged is not None:
+                graph.add_edge(acknowledged, op, "po")
+            if op.type == OK:
+                acknowledged = op
 
 
 def check(operations):

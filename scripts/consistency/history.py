@@ -32,6 +32,7 @@ class Op:
         self.lists = {}
         self.registers = {}
         self.write = line.get("write")
+        self.tag = line.get("tag")
         self.error = None
         self.retries = 0
 

@@ -18,9 +18,15 @@ from history import FAIL, OK
 INIT = "init"
 
 
+def tag_of(op):
+    """The tag a write writes: logged when it was invoked (an increment's number is known only once it read
+    the state before it, so a process killed mid-increment leaves its tag alone)."""
+    return op.tag if op.tag is not None else (op.write or {}).get("a")
+
+
 def writes_by_tag(operations, kind):
     """The writes of `kind`, by (key, tag)."""
-    return {(op.keys[0], op.write["a"]): op for op in operations if op.kind == kind and op.write is not None}
+    return {(op.keys[0], tag_of(op)): op for op in operations if op.kind == kind and tag_of(op) is not None}
 
 
 def register_reads(operations, kinds):
@@ -40,7 +46,7 @@ def check_state(key, reader, state, writes, findings):
     if write is None:
         findings.add("garbage-read", f"{reader} read {key} = {state}, which no operation wrote")
         return None
-    if write.write["n"] != state["n"]:
+    if write.write is not None and write.write["n"] != state["n"]:
         findings.add("torn-row", f"{reader} read {key} = {state}, but {write} wrote {write.write}")
     if write.type == FAIL and write is not reader:
         findings.add("G1a", f"{reader} read {key} = {state}, written by {write}, which failed")
@@ -78,22 +84,29 @@ def check_persistent_registers(operations, findings, graph):
     """Checks `incr` and `pread`, and adds the chains' edges to `graph`."""
     writes = writes_by_tag(operations, "incr")
     reads = register_reads(operations, ("incr", "pread"))
-    seen_by = {}
+    seen_by, number = {}, {}
     for key, reader, state in reads:
         write = check_state(key, reader, state, writes, findings)
         if write is not None:
             seen_by.setdefault(write, []).append((key, reader))
+            number[write] = state["n"]
     # Committed: acknowledged, or unknown but read by someone (its own read is of the state before it).
     committed = [op for op in writes.values() if op.type == OK or (op.type != FAIL and op in seen_by)]
-    successors = {}
+    successors, orphans = {}, {}
     for op in committed:
         key = op.keys[0]
+        if op.write is not None:
+            number[op] = op.write["n"]
         before = op.registers.get(key, {}).get("a")
-        successors.setdefault((key, before), []).append(op)
+        if before is None:
+            # Killed before it could log what it read: placed by the number it wrote (see chain).
+            orphans.setdefault(key, []).append(op)
+        else:
+            successors.setdefault((key, before), []).append(op)
     for (key, before), ops in sorted(successors.items(), key=lambda item: str(item[0])):
         if len(ops) > 1:
             findings.add("lost-update", f"{', '.join(map(str, ops))} all incremented {key} from {before}")
-    chains = {key: chain(key, successors) for key in {op.keys[0] for op in committed}}
+    chains = {key: chain(key, successors, orphans.get(key, []), number) for key in {op.keys[0] for op in committed}}
     position = {op: index for key, ops in chains.items() for index, op in enumerate(ops)}
     for ops in chains.values():
         for earlier, later in zip(ops, ops[1:]):
@@ -112,18 +125,22 @@ def check_persistent_registers(operations, findings, graph):
             continue
         if seen is not None:
             graph.add_edge(seen, reader, "wr")
-        following = successors.get((key, INIT if seen is None else seen.write["a"]))
-        if following:
-            graph.add_edge(reader, following[0], "rw")
         index = -1 if seen is None else position[seen]
+        if index + 1 < len(chains.get(key, [])):
+            graph.add_edge(reader, chains[key][index + 1], "rw")
         check_stale(key, reader, seen, acknowledged, lambda op: position[op] > index, findings)
 
 
-def chain(key, successors):
-    """The increments of `key` from `init` on, each the first that incremented the one before."""
-    ops = []
-    tag = INIT
-    while successors.get((key, tag)):
-        ops.append(successors[key, tag][0])
-        tag = ops[-1].write["a"]
-    return ops
+def chain(key, successors, orphans, number):
+    """The increments of `key` from `init` on, each the first that incremented the one before; where none
+    says it read the one before, the one increment of unknown origin (its process was killed) whose number
+    is one more."""
+    ops, tag, n = [], INIT, 0
+    while True:
+        following = successors.get((key, tag))
+        if not following:
+            following = [op for op in orphans if number.get(op) == n + 1 and op not in ops]
+            if len(following) != 1:
+                return ops
+        ops.append(following[0])
+        tag, n = tag_of(following[0]), number.get(following[0], n + 1)

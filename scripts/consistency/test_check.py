@@ -28,7 +28,7 @@ class History:
         number = self.numbers[process] = self.numbers.get(process, 0) + 1
         base = {"process": process, "op": number, "kind": kind, "keys": keys}
         invoke = dict(base, type="invoke", time=start)
-        for name in ("append", "write"):
+        for name in ("append", "write", "tag"):
             if name in fields:
                 invoke[name] = fields[name]
         self.lines.append(json.dumps(invoke))
@@ -67,6 +67,14 @@ class CleanHistoryTests(unittest.TestCase):
         h.op("p2", "append", ["k0"], 5, 8, "info", append=["p2-1.1"], lists={"k0": []})
         h.op("final", "read", ["k0"], 50, 51, lists={"k0": ["p1-1.1"]})
         self.assertEqual(h.findings().count, {})
+
+    def test_a_killed_increment_that_committed_is_placed_by_its_number(self):
+        h = History().op("p1", "incr", ["r0"], 0, None, tag="p1-1")
+        h.op("p2", "pread", ["r0"], 5, 6, registers={"r0": reg("p1-1", 1)})
+        h.op("p2", "incr", ["r0"], 7, 8, registers={"r0": reg("p1-1", 1)}, write=reg("p2-2", 2), tag="p2-2")
+        h.op("final", "pread", ["r0"], 10, 11, registers={"r0": reg("p2-2", 2)})
+        findings = h.findings()
+        self.assertEqual(findings.count, {}, findings.examples)
 
 
 class AnomalyTestCase(unittest.TestCase):
