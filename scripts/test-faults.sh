@@ -48,6 +48,8 @@ cleanup() {
     local pid
     for pid in "${WORKERS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     ns_server_stop
+    # The server's data goes; its log, the histories and the verdicts stay.
+    rm -rf "$DIR/server/data"
     netns_down
     if [[ -n "$HA_OWNED" && -z "${CV_FAULTS_KEEP:-}" ]]; then scripts/ha-down.sh --rm || true; fi
 }

@@ -64,6 +64,12 @@ def check(operations):
     check_persistent_registers(operations, findings, graph)
     process_order(operations, graph)
     check_cycles(graph, findings)
+    edges = {}
+    for targets in graph.edges.values():
+        for labels in targets.values():
+            for label in labels:
+                edges[label] = edges.get(label, 0) + 1
+    findings.graph = f"{len(graph.nodes)} operations, edges " + ", ".join(f"{k} {v}" for k, v in sorted(edges.items()))
     return findings
 
 
@@ -76,6 +82,7 @@ def report(label, operations, findings, minimum):
     for kind in KINDS:
         row = by_kind.get(kind, {OK: 0, FAIL: 0, INFO: 0})
         print(f"{label}:   {kind:<7} ok {row[OK]:>5}  failed {row[FAIL]:>5}  unknown {row[INFO]:>4}")
+    print(f"{label}: dependency graph: {findings.graph}")
     print(f"{label}: anomalies {findings.total()}"
           + "".join(f", {kind} {count}" for kind, count in sorted(findings.count.items())))
     for kind, examples in sorted(findings.examples.items()):

@@ -9,6 +9,8 @@ class Findings:
     def __init__(self):
         self.count = {}
         self.examples = {}
+        # What the cycle search covered, for the report.
+        self.graph = ""
 
     def add(self, kind, message):
         self.count[kind] = self.count.get(kind, 0) + 1
