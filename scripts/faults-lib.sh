@@ -54,15 +54,14 @@ netns_down() {
 
 # link_shape QDISC-ARGUMENTS...: the root qdisc of both ends of the link (tc qdisc replace).
 link_shape() {
-    tc qdisc replace dev "$VETH_HOST" root "$@"
-    ip netns exec "$NS" tc qdisc replace dev "$VETH_NS" root "$@"
+    tc qdisc replace dev "$VETH_HOST" root "$@" && ip netns exec "$NS" tc qdisc replace dev "$VETH_NS" root "$@"
 }
 
 # link_cut: every packet over the link is dropped, both ways (netem loss 100%). Where the kernel has no
 # netem (sch_netem), a token bucket whose bucket is smaller than any packet drops every one just the same.
 link_cut() {
     if link_shape netem loss 100% 2>/dev/null; then fault_say "link cut (netem loss 100%)"; return; fi
-    link_shape tbf rate 1kbit burst 10 limit 10
+    link_shape tbf rate 1kbit burst 10 limit 10 || return 1
     fault_say "link cut (no netem in this kernel: tbf with a bucket smaller than a packet drops them all)"
 }
 
@@ -70,7 +69,7 @@ link_cut() {
 # in its queue behind the ones before them: a congested link whose round trips take seconds under load.
 link_slow() {
     if link_shape netem delay 2s 2>/dev/null; then fault_say "link delayed (netem delay 2s)"; return; fi
-    link_shape tbf rate 16kbit burst 1600 latency 30s
+    link_shape tbf rate 16kbit burst 1600 latency 30s || return 1
     fault_say "link slowed (no netem in this kernel: tbf at 16 kbit/s, packets queue for seconds)"
 }
 
@@ -94,8 +93,13 @@ ns_server_init() {
     as_owner mkdir -p "$dir/data" "$dir/sock"
     chmod 700 "$dir/data"
     init_cluster "$PG_BIN" "$dir/data" "$dir"
+    # Server-side TCP keepalives of a few seconds, as a server that clients reach over a network needs: a
+    # client that gave up on a connection during a partition leaves its backend waiting for input, holding
+    # its transaction's row locks, and the store's retry of that transaction on a new connection waits on
+    # them until the server notices the client is gone (two hours with the kernel's default keepalive).
     printf '%s\n' "listen_addresses = '$NS_IP'" "unix_socket_directories = '$dir/sock'" "max_connections = 100" \
         "fsync = off" "full_page_writes = off" "log_min_messages = warning" \
+        "tcp_keepalives_idle = 2" "tcp_keepalives_interval = 1" "tcp_keepalives_count = 3" \
         | as_owner tee -a "$dir/data/postgresql.conf" >/dev/null
     echo "host all all $NS_SUBNET.0/30 trust" | as_owner tee -a "$dir/data/pg_hba.conf" >/dev/null
     ns_server_start

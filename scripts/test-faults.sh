@@ -12,8 +12,8 @@
 #
 # A run: `corevalue-worker consistency-setup` in a schema of its own, $FAULT_PROCESSES workload processes
 # (`consistency-run`, the struct API: list appends, unique and persistent registers; ConsistencyWorker.swift)
-# each logging its history, the fault once $FAULT_BEFORE operations were acknowledged, then more until
-# $FAULT_AFTER more were acknowledged after it, a stop, one final read of every key, and the checker
+# each logging its history; the fault $FAULT_ROUNDS times (2), each once $FAULT_BEFORE (500) more operations were
+# acknowledged; then $FAULT_AFTER (800) more acknowledged, a stop, one final read of every key, and the checker
 # (scripts/consistency/check.py), whose verdict and counts end the run. The script fails when any run finds an
 # anomaly or acknowledged too few operations, and first runs the checker's own tests. Histories and server
 # logs stay in .db/faults/ for a failure to be looked into. CV_FAULTS_KEEP=1 keeps the HA servers running.
@@ -90,7 +90,8 @@ workload() {
     for round in $(seq 1 "$ROUNDS"); do
         target=$(($(acknowledged) + BEFORE))
         wait_until "$BEFORE acknowledged operations before fault $round" at_least "$target"
-        "$@"
+        # Called from an || list, where set -e does not act: a fault that did not happen must fail the run.
+        "$@" || fault_die "$name: fault $round ($*) failed"
     done
     target=$(($(acknowledged) + AFTER))
     wait_until "$AFTER more acknowledged operations after the fault" at_least "$target"
@@ -124,18 +125,18 @@ kill_server() { ns_server_kill; }
 kill_client() {
     local indices=("${!WORKERS[@]}")
     local victim=${indices[0]} replacement=$((${indices[-1]} + 1))
-    kill -KILL "${WORKERS[$victim]}"
+    kill -KILL "${WORKERS[$victim]}" || return 1
     wait "${WORKERS[$victim]}" 2>/dev/null || true
     unset "WORKERS[$victim]"
     fault_say "client p$victim killed (SIGKILL); p$replacement takes its place"
     start_worker "$replacement"
 }
 partition() {
-    link_cut
+    link_cut || return 1
     sleep "${FAULT_CUT_SECONDS:-5}"
     link_heal
     wait_until "operations acknowledged after the cut healed" at_least $(($(acknowledged) + 50))
-    link_slow
+    link_slow || return 1
     sleep "${FAULT_SLOW_SECONDS:-5}"
     link_heal
 }

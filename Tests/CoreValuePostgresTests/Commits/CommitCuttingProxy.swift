@@ -12,11 +12,17 @@ import Synchronization
 /// - ``Cut/beforeCommit``: the `COMMIT` and what follows never reach the server; the client's connection is
 ///   closed, the server's is kept open, so its backend stays idle in the transaction with its locks until
 ///   the store's lookup ends it.
+/// - ``Cut/beforeStatement(_:)``: the same at the first statement whose text contains the given string, before
+///   `COMMIT` was sent: the backend stays inside the transaction with the locks of the statements before it,
+///   waiting for input, as after a network partition that made the client give up on the connection.
 ///
 /// Reads the v3 protocol's framing in both directions, nothing more: the client must connect with
 /// `sslmode=disable gssencmode=disable` (no SSLRequest before the startup packet). Each connection is pumped by two threads.
 final class CommitCuttingProxy: @unchecked Sendable {
-    enum Cut: Sendable { case afterCommit, beforeCommit }
+    enum Cut: Sendable, Equatable {
+        case afterCommit, beforeCommit
+        case beforeStatement(String)
+    }
 
     let port: UInt16
     private let listener: Int32
@@ -35,13 +41,22 @@ final class CommitCuttingProxy: @unchecked Sendable {
         thread.start()
     }
 
-    /// Cuts the next connection that sends a `COMMIT`, as `cut` says.
+    /// Cuts the next connection that sends a `COMMIT` (or the statement of ``Cut/beforeStatement(_:)``), as
+    /// `cut` says.
     func arm(_ cut: Cut) { armed.withLock { $0 = cut } }
-    /// The armed cut, disarmed.
-    private func takeArmed() -> Cut? {
+    /// The armed cut, disarmed, when `message` is what it waits for.
+    private func takeArmed(at message: [UInt8]) -> Cut? {
         armed.withLock { value in
-            defer { value = nil }
-            return value
+            guard let cut = value else { return nil }
+            let text = Self.statementText(message)
+            switch cut {
+            case .afterCommit, .beforeCommit:
+                guard text?.starts(with: Array("COMMIT\u{0}".utf8)) == true else { return nil }
+            case .beforeStatement(let wanted):
+                guard let text, String(decoding: text, as: UTF8.self).contains(wanted) else { return nil }
+            }
+            value = nil
+            return cut
         }
     }
 
@@ -76,10 +91,10 @@ final class CommitCuttingProxy: @unchecked Sendable {
         var typed = false
         while let message = Self.readMessage(client, typed: typed) {
             typed = true
-            if Self.isCommit(message), let cut = takeArmed() {
+            if let cut = takeArmed(at: message) {
                 fired.withLock { $0 += 1 }
                 switch cut {
-                case .beforeCommit:
+                case .beforeCommit, .beforeStatement:
                     // Nothing more reaches the server; the client's connection ends now.
                     shutdown(client, Int32(SHUT_RDWR))
                     return
@@ -108,13 +123,12 @@ final class CommitCuttingProxy: @unchecked Sendable {
         shutdown(client, Int32(SHUT_RDWR))
     }
 
-    /// A `Parse` or simple `Query` whose text is `COMMIT`.
-    private static func isCommit(_ message: [UInt8]) -> Bool {
-        guard let type = message.first, type == UInt8(ascii: "P") || type == UInt8(ascii: "Q") else { return false }
+    /// The query text of a `Parse` or simple `Query` (NUL-terminated), `nil` for other messages.
+    private static func statementText(_ message: [UInt8]) -> ArraySlice<UInt8>? {
+        guard let type = message.first, type == UInt8(ascii: "P") || type == UInt8(ascii: "Q") else { return nil }
         let body = message.dropFirst(5)
         // Parse: statement name (NUL-terminated), then the query text.
-        let text = type == UInt8(ascii: "P") ? body.drop { $0 != 0 }.dropFirst() : body
-        return text.starts(with: Array("COMMIT\u{0}".utf8))
+        return type == UInt8(ascii: "P") ? body.drop { $0 != 0 }.dropFirst() : body
     }
 
     /// One message: a type byte (when `typed`) and a 4-byte length that counts itself. `nil` at the end.
