@@ -49,7 +49,7 @@ cleanup() {
     for pid in "${WORKERS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     ns_server_stop
     # The server's data goes; its log, the histories and the verdicts stay.
-    rm -rf "$DIR/server/data"
+    rm -rf "$DIR/srv/data"
     netns_down
     if [[ -n "$HA_OWNED" && -z "${CV_FAULTS_KEEP:-}" ]]; then scripts/ha-down.sh --rm || true; fi
 }
@@ -146,7 +146,8 @@ restart_pgbouncer() { "$HA_CTL" pgbouncer-restart; }
 status=0
 if [[ " ${RUNS[*]} " =~ \ (sigkill|client-kill|partition)\  ]]; then
     netns_up
-    ns_server_init "$DIR/server"
+    # A short directory: the server's Unix socket path must stay within 107 bytes wherever the clone is.
+    ns_server_init "$DIR/srv"
     # Short network timeouts, so that a cut connection is given up in seconds and its commit looked up.
     ns_url="postgresql://$DB_USER@$NS_IP:5432/$DB_NAME?connect_timeout=3&tcp_user_timeout=5000"
     ns_url+="&keepalives_idle=2&keepalives_interval=1&keepalives_count=3"
