@@ -8,8 +8,8 @@
 # usage: scripts/patroni-ctl.sh <command>
 #   up                       creates (if needed) and starts everything; prints the HA_* lines of
 #                            scripts/ha-up.sh on stdout (HA_CTL naming this script), nothing else
-#   down [--rm]              stops Patroni (which stops its PostgreSQL), the Raft voter and pgbouncer;
-#                            --rm also deletes .db/patroni
+#   down [--rm]              stops pgbouncer, Patroni (which stops its PostgreSQL; SIGKILL and pg_ctl stop if
+#                            it ignores SIGTERM for 20 s) and the Raft voter; --rm also deletes .db/patroni
 #   status                   prints `primary=<port> standby=<port>` (standby empty if none is streaming)
 #   failover                 SIGKILLs the primary's postmaster, as a crash would, and then only waits: for
 #                            Patroni to promote the synchronous standby on its own, for its callback to point
@@ -17,8 +17,8 @@
 #                            new primary's synchronous standby
 #   restart-standby          has Patroni restart the standby (patronictl restart), waits until it streams in
 #                            sync again
-#   stop-standby             stops the standby's Patroni (which stops its server), waits until Patroni on the
-#                            primary has turned synchronous replication off
+#   stop-standby             the standby's machine goes away: SIGKILLs its Patroni and stops its server (fast),
+#                            then waits until Patroni on the primary has turned synchronous replication off
 #   start-standby            starts it again, waits until it streams in sync
 #   pgbouncer-restart        stops and starts pgbouncer (its clients are disconnected)
 #   callback <node> <action> <role> <scope>   Patroni's callback (not for people): on_role_change to the
@@ -95,24 +95,46 @@ daemon_pid() {
     [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" && grep -qa patroni "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
 }
 
-# start_daemon name log program config: started as RUN_AS in a session of its own, stdin closed, its
-# output appended to log; the pid it runs under goes to $HA/run/name.pid.
+# start_daemon name log program config: started as RUN_AS in a session of its own (setsid -f: no parent of
+# ours stays behind), stdin closed, its output appended to log; its pid goes to $HA/run/name.pid.
 start_daemon() {
     local name=$1 log=$2
     shift 2
     daemon_pid "$name" >/dev/null && return 0
     as_owner touch "$log"
     # shellcheck disable=SC2016 # (expanded by the inner shell)
-    as_owner setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' daemon "$HA/run/$name.pid" "$@" \
-        </dev/null >>"$log" 2>&1 9>&- &
+    as_owner setsid -f bash -c 'echo $$ >"$1"; shift; exec "$@"' daemon "$HA/run/$name.pid" "$@" \
+        </dev/null >>"$log" 2>&1 9>&-
     wait_for "$name to start" daemon_alive "$name"
 }
 
+# gone_within pid seconds: whether the process has exited within that time.
+gone_within() {
+    local deadline=$(($(date +%s) + $2))
+    while alive "$1"; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+# stop_daemon name: SIGTERM, and SIGKILL after 20 s. Patroni 3.0.2 exits on SIGTERM by raising SystemExit
+# wherever its main thread is, and ignores every later SIGTERM; once in a few stops here the exception was
+# lost and Patroni ran on, so a stop that must happen cannot rely on it (a server Patroni leaves behind is
+# stopped by stop_server).
 stop_daemon() {
     local name=$1 pid
     pid=$(daemon_pid "$name") || return 0
     kill -TERM "$pid" 2>/dev/null || true
+    gone_within "$pid" 20 && return 0
+    say "$name (pid $pid) ignored SIGTERM for 20 s; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
     wait_for "$name (pid $pid) to exit" dead "$pid"
+}
+
+# stop_server node mode: pg_ctl stop of a node's server that no Patroni stops (any more); fails if it did not.
+stop_server() {
+    node_running "$1" || return 0
+    as_owner "$PG_BIN/pg_ctl" -D "$(data_of "$1")" -m "$2" -w -t "$TIMEOUT" stop >/dev/null 2>&1 9>&-
 }
 
 daemon_alive() { daemon_pid "$1" >/dev/null; }
@@ -317,7 +339,7 @@ cmd_up() {
 }
 
 cmd_down() {
-    local n pid
+    local n
     [[ -d "$HA" ]] || { say "not running"; return 0; }
     lock
     load_state || true
@@ -328,15 +350,11 @@ cmd_down() {
         if daemon_pid "patroni-$n" >/dev/null; then stop_daemon "patroni-$n" && say "stopped node $n"; fi
     done
     if daemon_pid raft >/dev/null; then stop_daemon raft && say "stopped the Raft voter"; fi
-    # A server that outlived its Patroni (one killed with SIGKILL) is stopped too.
+    # A server that outlived its Patroni (killed, or SIGKILLed by stop_daemon) is stopped too.
     for n in a b; do
         if node_running "$n"; then
-            as_owner "$PG_BIN/pg_ctl" -D "$(data_of "$n")" -m immediate -w -t "$TIMEOUT" stop >/dev/null 2>&1 9>&- || true
-            say "stopped the server of node $n, which had no Patroni"
-        fi
-        pid=$(postmaster_pid "$n") || true
-        if [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" && [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == postgres ]]; then
-            kill -KILL "$pid" 2>/dev/null || true
+            stop_server "$n" fast || stop_server "$n" immediate || die "node $n (port $(port_of "$n")) did not stop"
+            say "stopped the server of node $n"
         fi
     done
     if [[ "${1:-}" == "--rm" ]]; then
@@ -372,7 +390,7 @@ cmd_failover() {
 }
 
 cmd_standby() {
-    local what=$1 s pport
+    local what=$1 s pport pid
     probe
     [[ -n "$P_NODE" ]] || die "no primary is running"
     s=$(other "$P_NODE")
@@ -386,8 +404,13 @@ cmd_standby() {
             say "restarted the standby (port $(port_of "$s"))"
             ;;
         stop)
-            stop_daemon "patroni-$s"
-            ! node_running "$s" || die "node $s still runs after its Patroni stopped"
+            # The standby's machine goes away: its Patroni is killed (as with the host, no goodbye to the
+            # Raft store or the leader), and its server stopped.
+            if pid=$(daemon_pid "patroni-$s"); then
+                kill -KILL "$pid"
+                wait_for "Patroni of node $s (pid $pid) to exit" dead "$pid"
+            fi
+            stop_server "$s" fast || die "node $s (port $(port_of "$s")) did not stop"
             # Patroni on the primary notices within its loop, and commits stop waiting for the standby.
             wait_for "Patroni to turn synchronous replication off on port $pport" \
                 setting_is "$pport" synchronous_standby_names ""
