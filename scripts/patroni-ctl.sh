@@ -8,8 +8,8 @@
 # usage: scripts/patroni-ctl.sh <command>
 #   up                       creates (if needed) and starts everything; prints the HA_* lines of
 #                            scripts/ha-up.sh on stdout (HA_CTL naming this script), nothing else
-#   down [--rm]              stops pgbouncer, Patroni (which stops its PostgreSQL; SIGKILL and pg_ctl stop if
-#                            it ignores SIGTERM for 20 s) and the Raft voter; --rm also deletes .db/patroni
+#   down [--rm]              stops pgbouncer, Patroni and the Raft voter (SIGKILL: see kill_daemon), then both
+#                            servers (pg_ctl stop, fast); --rm also deletes .db/patroni
 #   status                   prints `primary=<port> standby=<port>` (standby empty if none is streaming)
 #   failover                 SIGKILLs the primary's postmaster, as a crash would, and then only waits: for
 #                            Patroni to promote the synchronous standby on its own, for its callback to point
@@ -108,25 +108,14 @@ start_daemon() {
     wait_for "$name to start" daemon_alive "$name"
 }
 
-# gone_within pid seconds: whether the process has exited within that time.
-gone_within() {
-    local deadline=$(($(date +%s) + $2))
-    while alive "$1"; do
-        (($(date +%s) < deadline)) || return 1
-        sleep 0.1
-    done
-}
-
-# stop_daemon name: SIGTERM, and SIGKILL after 20 s. Patroni 3.0.2 exits on SIGTERM by raising SystemExit
-# wherever its main thread is, and ignores every later SIGTERM; once in a few stops here the exception was
-# lost and Patroni ran on, so a stop that must happen cannot rely on it (a server Patroni leaves behind is
-# stopped by stop_server).
-stop_daemon() {
+# kill_daemon name: SIGKILL, then waits until it is gone. Not SIGTERM: Patroni 3.0.2 exits on SIGTERM by
+# raising SystemExit wherever its main thread is, and ignores every later SIGTERM; in two stops of a leader
+# out of five here the exception was lost and Patroni ran on. What this script stops needs no decision of
+# Patroni's (the standby's machine going away, the whole setup going down): a killed Patroni can neither
+# restart nor promote a server, and the servers are then stopped by stop_server.
+kill_daemon() {
     local name=$1 pid
     pid=$(daemon_pid "$name") || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    gone_within "$pid" 20 && return 0
-    say "$name (pid $pid) ignored SIGTERM for 20 s; killing it"
     kill -KILL "$pid" 2>/dev/null || true
     wait_for "$name (pid $pid) to exit" dead "$pid"
 }
@@ -344,17 +333,15 @@ cmd_down() {
     lock
     load_state || true
     if [[ -n "$PORT_PGB" ]] && pgb_pid >/dev/null; then stop_pgbouncer && say "stopped pgbouncer"; fi
-    # Patroni stops its PostgreSQL on SIGTERM; the standby first, so that the primary does not fail over.
-    probe 2>/dev/null || true
-    for n in "$(other "${P_NODE:-a}")" "${P_NODE:-a}"; do
-        if daemon_pid "patroni-$n" >/dev/null; then stop_daemon "patroni-$n" && say "stopped node $n"; fi
+    # The managers first, so that none restarts or promotes a server, then the servers (see kill_daemon).
+    for n in a b; do
+        if daemon_pid "patroni-$n" >/dev/null; then kill_daemon "patroni-$n" && say "stopped Patroni of node $n"; fi
     done
-    if daemon_pid raft >/dev/null; then stop_daemon raft && say "stopped the Raft voter"; fi
-    # A server that outlived its Patroni (killed, or SIGKILLed by stop_daemon) is stopped too.
+    if daemon_pid raft >/dev/null; then kill_daemon raft && say "stopped the Raft voter"; fi
     for n in a b; do
         if node_running "$n"; then
             stop_server "$n" fast || stop_server "$n" immediate || die "node $n (port $(port_of "$n")) did not stop"
-            say "stopped the server of node $n"
+            say "stopped node $n"
         fi
     done
     if [[ "${1:-}" == "--rm" ]]; then
@@ -390,7 +377,7 @@ cmd_failover() {
 }
 
 cmd_standby() {
-    local what=$1 s pport pid
+    local what=$1 s pport
     probe
     [[ -n "$P_NODE" ]] || die "no primary is running"
     s=$(other "$P_NODE")
@@ -406,10 +393,7 @@ cmd_standby() {
         stop)
             # The standby's machine goes away: its Patroni is killed (as with the host, no goodbye to the
             # Raft store or the leader), and its server stopped.
-            if pid=$(daemon_pid "patroni-$s"); then
-                kill -KILL "$pid"
-                wait_for "Patroni of node $s (pid $pid) to exit" dead "$pid"
-            fi
+            kill_daemon "patroni-$s"
             stop_server "$s" fast || die "node $s (port $(port_of "$s")) did not stop"
             # Patroni on the primary notices within its loop, and commits stop waiting for the standby.
             wait_for "Patroni to turn synchronous replication off on port $pport" \
