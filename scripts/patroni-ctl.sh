@@ -11,10 +11,14 @@
 #   down [--rm]              stops pgbouncer, Patroni and the Raft voter (SIGKILL: see kill_daemon), then both
 #                            servers (pg_ctl stop, fast); --rm also deletes .db/patroni
 #   status                   prints `primary=<port> standby=<port>` (standby empty if none is streaming)
-#   failover                 SIGKILLs the primary's postmaster, as a crash would, and then only waits: for
+#   failover [--machine]     SIGKILLs the primary's postmaster, as a crash would, and then only waits: for
 #                            Patroni to promote the synchronous standby on its own, for its callback to point
 #                            pgbouncer at it, and for Patroni to bring the old node back (pg_rewind) as the
-#                            new primary's synchronous standby
+#                            new primary's synchronous standby. With --machine the primary's whole machine
+#                            goes away: its Patroni is SIGKILLed first, so the standby's Patroni promotes only
+#                            once the leader key has expired (ttl, 20 s); the killed Patroni is started again
+#                            after the promote, as when the machine comes back. CV_PATRONI_FAILOVER=machine
+#                            makes that the default (for tests that call `failover` alone)
 #   restart-standby          has Patroni restart the standby (patronictl restart), waits until it streams in
 #                            sync again
 #   stop-standby             the standby's machine goes away: SIGKILLs its Patroni and stops its server (fast),
@@ -34,6 +38,10 @@
 # Ports: eight free ones from 25460 up (or $CV_PATRONI_PORT): both nodes, pgbouncer, both REST APIs and three
 # Raft voters, kept in .db/patroni/state. Logs: node-{a,b}/server.log (PostgreSQL, and Patroni's callback),
 # node-{a,b}/patroni.log, raft/raft.log, pgbouncer/pgbouncer.log.
+# Another suite runs on this setup as scripts/test-ha.sh does: servers=$(scripts/patroni-ctl.sh up), eval
+# its HA_NAME=value lines (HA_MULTI_URL, HA_STANDBY_PREFER_URL, HA_PGBOUNCER_URL, HA_TLS_MULTI_URL,
+# HA_PRIMARY_URL and HA_STANDBY_URL as they were at `up`, HA_CTL), call "$HA_CTL" failover (or another
+# command) while it runs, and scripts/patroni-ctl.sh down --rm at the end, also on failure.
 # Every command waits on a condition (polled every 0.1 s, $CV_HA_TIMEOUT seconds at most, 60 by default) and
 # takes the setup's lock; progress goes to stderr. As root, every server program runs as the `postgres` OS
 # user ($CV_DB_RUN_AS).
@@ -350,8 +358,11 @@ cmd_down() {
     fi
 }
 
+# cmd_failover crash|machine: the primary's server crashes (its Patroni sees it and lets go at once), or its
+# whole machine goes away (its Patroni too: the standby's Patroni waits for the leader key to expire, and the
+# machine's Patroni is started again once the standby is promoted, as when the machine comes back).
 cmd_failover() {
-    local old new oport nport pid t0 t1 t2
+    local what=$1 old new oport nport pid t0 t1 t2
     probe
     [[ -n "$P_NODE" ]] || die "no primary is running"
     [[ -n "$S_NODE" ]] || die "no standby streams from the primary (port $(port_of "$P_NODE")); run: $0 start-standby"
@@ -362,6 +373,10 @@ cmd_failover() {
     pid=$(postmaster_pid "$old")
     [[ "$pid" =~ ^[0-9]+$ ]] || die "no postmaster.pid for node $old"
     t0=$(now)
+    if [[ $what == machine ]]; then
+        kill_daemon "patroni-$old"
+        say "failover: killed Patroni of node $old"
+    fi
     kill -KILL "$pid"
     say "failover: killed the postmaster of node $old (pid $pid, port $oport)"
     wait_for "Patroni to promote node $new (port $nport)" accepts_writes "$nport"
@@ -369,6 +384,7 @@ cmd_failover() {
     PRIMARY=$new
     save_state
     say "failover: Patroni promoted node $new (port $nport) $(secs "$t0" "$t1")s after the kill"
+    [[ $what != machine ]] || start_node "$old"
     wait_for "Patroni's callback to point pgbouncer at port $nport" pgb_points_at "$nport"
     wait_for "node $old (port $oport) to stream in sync from node $new" in_sync "$new" "$old"
     t2=$(now)
@@ -433,9 +449,14 @@ case "$CMD" in
         echo "primary=${P_NODE:+$(port_of "$P_NODE")} standby=${S_NODE:+$(port_of "$S_NODE")}"
         ;;
     failover)
-        [[ -z "${2:-}" ]] || die "usage: $0 failover (the old primary always comes back: Patroni rewinds it)"
+        case "${2:-}" in
+            "") what=${CV_PATRONI_FAILOVER:-crash} ;;
+            --machine) what=machine ;;
+            *) die "usage: $0 failover [--machine] (the old primary always comes back: Patroni rewinds it)" ;;
+        esac
+        [[ $what == crash || $what == machine ]] || die "CV_PATRONI_FAILOVER is crash or machine, not $what"
         locked_state
-        cmd_failover
+        cmd_failover "$what"
         ;;
     restart-standby) locked_state; cmd_standby restart ;;
     stop-standby) locked_state; cmd_standby stop ;;

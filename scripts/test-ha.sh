@@ -17,7 +17,9 @@
 #   then the Patroni setup (scripts/patroni-ctl.sh: the same two nodes and pgbouncer, managed by Patroni with
 #   its Raft store; its failover SIGKILLs the primary's postmaster and Patroni promotes the synchronous
 #   standby on its own, repoints pgbouncer and brings the old primary back by pg_rewind):
-#   3. the same failover suites, unchanged: HA_CTL names patroni-ctl.sh, whose commands are ha-ctl.sh's.
+#   3. the same failover suites, unchanged: HA_CTL names patroni-ctl.sh, whose commands are ha-ctl.sh's;
+#   4. the writer across a failover once more, the primary's whole machine lost (CV_PATRONI_FAILOVER=machine:
+#      its Patroni is killed too, and Patroni promotes once the leader key expires).
 # CV_HA_SETUPS="plain patroni" (the default) chooses the setups and their order; CV_HA_KEEP=1 leaves the
 # servers running (to look around after a failure; a setup already running is left running too).
 # CI=true makes tests fail rather than skip when their servers are missing.
@@ -153,9 +155,17 @@ steps_plain() {
     return $status
 }
 
-# The Patroni setup: the failover suites, the manager deciding the failovers.
+# The Patroni setup: the failover suites, the manager deciding the failovers; then the writer once more across
+# the loss of the primary's whole machine (its Patroni too), which Patroni answers only once the leader key
+# has expired (ttl, 20 s): within the writer's failover budget (30 s), so still no error.
 steps_patroni() {
-    failover_suites patroni-
+    local status=0
+    failover_suites patroni- || status=1
+    CV_PATRONI_FAILOVER=machine run patroni-machine-failover "$HA_MULTI_URL" \
+        'HighAvailabilityTests/aWriterAcrossAFailoverLosesNoAcknowledgedWriteAndSeesNoError' \
+        '✔ Test aWriterAcrossAFailoverLosesNoAcknowledgedWriteAndSeesNoError\(\) passed' '' || status=1
+    grep -h '^ha: ' "$LOG_DIR/patroni-machine-failover.log" >&2 || true
+    return $status
 }
 
 status=0
