@@ -116,15 +116,17 @@ start_daemon() {
     wait_for "$name to start" daemon_alive "$name"
 }
 
-# kill_daemon name: SIGKILL, then waits until it is gone. Not SIGTERM: Patroni 3.0.2 exits on SIGTERM by
-# raising SystemExit wherever its main thread is, and ignores every later SIGTERM; in two stops of a leader
-# out of five here the exception was lost and Patroni ran on. What this script stops needs no decision of
-# Patroni's (the standby's machine going away, the whole setup going down): a killed Patroni can neither
-# restart nor promote a server, and the servers are then stopped by stop_server.
+# kill_daemon name: SIGKILL to its process group (setsid made it the leader: with it go what it was running,
+# an initdb, pg_basebackup or pg_rewind, but not the postmaster, which Patroni starts in a session of its
+# own), then waits until it is gone. Not SIGTERM: Patroni 3.0.2 exits on SIGTERM by raising SystemExit
+# wherever its main thread is, and ignores every later SIGTERM; in two stops of a leader out of five here the
+# exception was lost and Patroni ran on. What this script stops needs no decision of Patroni's (the
+# standby's machine going away, the whole setup going down): a killed Patroni can neither restart nor
+# promote a server, and the servers are then stopped by stop_server.
 kill_daemon() {
     local name=$1 pid
     pid=$(daemon_pid "$name") || return 0
-    kill -KILL "$pid" 2>/dev/null || true
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
     wait_for "$name (pid $pid) to exit" dead "$pid"
 }
 

@@ -118,7 +118,7 @@ failover_suites() {
     grep -h '^history failover' "$LOG_DIR/${prefix}history-failover.log" >&2 || true
     run "${prefix}tls-failover" "$HA_TLS_MULTI_URL" TLSFailoverTests '✔ Suite TLSFailoverTests passed' '' || status=1
     grep -h '^ha tls: ' "$LOG_DIR/${prefix}tls-failover.log" >&2 || true
-    return $status
+    return "$status"
 }
 
 # The plain setup: every store test through pgbouncer, then the failover suites.
@@ -152,7 +152,7 @@ steps_plain() {
         || status=1
     unset CV_TEST_STATEMENT_CACHE
     failover_suites "" || status=1
-    return $status
+    return "$status"
 }
 
 # The Patroni setup: the failover suites, the manager deciding the failovers; then the writer once more across
@@ -165,7 +165,7 @@ steps_patroni() {
         'HighAvailabilityTests/aWriterAcrossAFailoverLosesNoAcknowledgedWriteAndSeesNoError' \
         '✔ Test aWriterAcrossAFailoverLosesNoAcknowledgedWriteAndSeesNoError\(\) passed' '' || status=1
     grep -h '^ha: ' "$LOG_DIR/patroni-machine-failover.log" >&2 || true
-    return $status
+    return "$status"
 }
 
 status=0
