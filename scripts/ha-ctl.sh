@@ -29,6 +29,8 @@
 # directory so that pg_basebackup copies it to the standby with pg_hba.conf; the role corevalue_tls logs in
 # over TLS with a SCRAM-SHA-256 password only (its libpq passfile: .db/ha/tls/passfile).
 # As root, server programs run as the `postgres` OS user ($CV_DB_RUN_AS), since they refuse root.
+# scripts/patroni-ctl.sh takes the same commands for a setup where Patroni, not this script, fails over;
+# what both need (waiting, queries, pgbouncer, TLS files) is in scripts/ha-lib.sh.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
