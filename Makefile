@@ -62,7 +62,8 @@ test-pg18: deps
 
 # The tests that need several servers: a primary, a synchronous streaming standby and pgbouncer in
 # transaction mode (scripts/ha-up.sh, installed by scripts/install-deps.sh ha), started for this run and
-# removed afterwards. The behaviour suite through pgbouncer, then failovers and a standby restart.
+# removed afterwards. The behaviour suite through pgbouncer, then failovers and a standby restart; then the
+# failover tests again on nodes Patroni manages (scripts/patroni-ctl.sh), where Patroni decides the failover.
 test-ha: deps
 	@scripts/test-ha.sh
 

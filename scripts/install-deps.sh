@@ -3,7 +3,11 @@
 #   libpq-dev + pkg-config  to build the CLibPQ module
 #   postgresql              server binaries for the throwaway test cluster (scripts/db-up.sh)
 #   openssl                 certificates for the TLS test cluster (scripts/tls-up.sh)
-#   pgbouncer               only with the argument `ha`: the pooler of the multi-server setup (scripts/ha-up.sh)
+#   pgbouncer               only with the argument `ha`: the pooler of the multi-server setups (scripts/ha-up.sh,
+#                           scripts/patroni-ctl.sh)
+#   patroni, python3-pysyncobj, curl   only with `ha`: the HA manager of scripts/patroni-ctl.sh with its Raft store
+#                           (named, since apt-get would otherwise pick python3-etcd for patroni's "etcd or consul
+#                           or ... or pysyncobj" dependency), and curl to ask Patroni's REST API
 #   python3-venv            only with the argument `pg18`: a virtualenv for PostgreSQL 18's wheel (scripts/pg18-up.sh)
 #   iproute2, procps, python3   only with the argument `faults` (and what `ha` installs): scripts/test-faults.sh
 # usage: scripts/install-deps.sh [ha|pg18|faults]
@@ -35,6 +39,12 @@ fi
 if (( ha )) && ! command -v pgbouncer >/dev/null 2>&1 && [[ ! -x /usr/sbin/pgbouncer ]]; then
     missing+=(pgbouncer)
 fi
+if (( ha )); then
+    [[ -x /usr/bin/patroni && -x /usr/bin/patroni_raft_controller ]] || missing+=(patroni)
+    # The Python patroni runs on (/usr/bin/python3), whatever python3 comes first on PATH.
+    /usr/bin/python3 -c "import pysyncobj" >/dev/null 2>&1 || missing+=(python3-pysyncobj)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+fi
 
 # scripts/test-faults.sh: network namespaces, veth pairs and qdiscs (ip, tc), ps, and the checker's Python 3.
 if (( faults )); then
@@ -59,4 +69,8 @@ $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 if (( ha )) && [[ " ${missing[*]} " == *" pgbouncer "* ]]; then
     # Debian's package may start a system pgbouncer (port 6432); ours listens on its own port.
     echo "install-deps: pgbouncer installed; scripts/ha-up.sh runs its own, not the system service" >&2
+fi
+if (( ha )) && [[ " ${missing[*]} " == *" patroni "* ]]; then
+    # Its service waits for /etc/patroni/config.yml, which we do not write.
+    echo "install-deps: patroni installed; scripts/patroni-ctl.sh runs its own, not the system service" >&2
 fi
