@@ -90,31 +90,24 @@ final class CommitMarker {
 
     /// The statements of a lookup, in one transaction and one round trip, after the reply was lost:
     /// 1. ends the backend that still holds the lock (the old transaction, on this server), and the old
-    ///    connection's backend if it still runs (the same process ID, start time and role), waiting up to
-    ///    5 s for each to exit: `true` when one was ended, `NULL` when none;
+    ///    connection's backend if it still runs (``AbandonedAttempt/ending()``): `false` when one did not
+    ///    exit in time;
     /// 2. takes the lock itself, without waiting: `true` once no transaction of this ID runs any longer;
     /// 3. counts this ID's row and the sentinel (whose absence means the table was emptied by hand).
     /// Each statement takes its own snapshot (READ COMMITTED), so the count sees what the old backend
     /// committed before it ended. Nothing is written.
     func lookup() -> [SQL] {
-        let key: SQL = "\(typedBind: .int64(lockKey))"
-        let pid = Int64(backend?.pid ?? 0)
-        // Never a backend's start: matches nothing when the backend is unknown.
-        let start = backend?.start ?? "-infinity"
-        return [
-            "SELECT bool_and(pg_terminate_backend(o.pid, 5000)) FROM (SELECT l.pid FROM pg_locks AS l "
-                + "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid <> pg_backend_pid() "
-                + "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                + "AND l.classid::bigint = ((\(key) >> 32) & 4294967295) AND l.objid::bigint = (\(key) & 4294967295) "
-                + "UNION SELECT a.pid FROM pg_stat_activity AS a WHERE a.pid = \(typedBind: .int64(pid))::integer "
-                + "AND a.backend_start = \(typedBind: .text(start))::timestamptz AND a.usename = current_user "
-                + "AND a.pid <> pg_backend_pid()) AS o",
-            "SELECT pg_try_advisory_xact_lock(\(key))",
+        [
+            abandoned.ending(),
+            "SELECT pg_try_advisory_xact_lock(\(typedBind: .int64(lockKey)))",
             "SELECT count(*) FILTER (WHERE id = \(typedBind: .scalar(.uuid, .uuid(id)))), "
                 + "count(*) FILTER (WHERE id = \(Self.sentinel)) FROM \(table) "
                 + "WHERE id IN (\(typedBind: .scalar(.uuid, .uuid(id))), \(Self.sentinel))",
         ]
     }
+
+    /// This attempt, as a backend to end if its connection is lost.
+    var abandoned: AbandonedAttempt { AbandonedAttempt(lockKey: lockKey, backend: backend) }
 
     /// The rows the carrying statement returned, read back from the row: the same columns of the same table,
     /// in the same order and types, so that the statement's own handler reads them. `nil` when no statement

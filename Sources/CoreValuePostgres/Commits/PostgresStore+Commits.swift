@@ -60,10 +60,13 @@ extension PostgresStore {
             try runner.pipelined { emit in
                 for statement in marker.lookup() { try emit(statement) { results.append($0) } }
             }
-            guard results.count == 3, results[1].rowCount == 1, results[2].rowCount == 1 else {
+            guard results.count == 3, results.allSatisfy({ $0.rowCount == 1 }) else {
                 throw PostgresStoreError(.unexpectedResult, "a commit lookup returned \(results.count) results")
             }
-            guard try results[1].decode(Bool.self, row: 0, column: 0) else {
+            // A backend of the old transaction that did not exit in time may still commit; nor may it hold
+            // the lock yet (it may not have run the statement that takes it): look again either way.
+            let ended = try results[0].decodeIfPresent(Bool.self, row: 0, column: 0)
+            guard ended != false, try results[1].decode(Bool.self, row: 0, column: 0) else {
                 throw CommitStillRunning()
             }
             let ours = try BindEncoding.int64(results[2], row: 0, column: 0)

@@ -98,30 +98,23 @@ extension PostgresStore {
         attribution: HistoryAttribution = HistoryAttribution(), mapError: (any Error) -> any Error = { $0 },
         _ choose: (StatementRunner) throws -> WriteStrategy
     ) throws -> WriteOutcome {
-        try withRetries {
+        // Earlier attempts whose connection was lost mid-transaction: their backends are ended first.
+        var abandoned: [AbandonedAttempt] = []
+        return try withRetries {
             do {
                 return try withRunner { runner in
                     var runner = runner
+                    try endAbandoned(&abandoned, on: runner)
                     // A new identifier per attempt: a retried attempt's row is its own.
                     runner.commits = commitTracking(on: runner.connection)
-                    let outcome = try runner.transaction { runner in
-                        let executor = WriteExecutor(
-                            runner: runner, statements: writeStatements, notifies: writesAfterChanges)
-                        let strategy = try choose(runner)
-                        let tombstones = recordsHistory ? try tombstones(for: strategy, runner) : [:]
-                        let outcome = try executor.execute(strategy)
-                        // The history record and the notification need no check of their results: the last
-                        // of them carries the `COMMIT` (one round trip fewer).
-                        let last = [
-                            recordsHistory
-                                ? historyRecord(outcome, tombstones: tombstones, attribution: attribution) : nil,
-                            notificationChannel.map { Self.notification($0, outcome.notified, outcome.notifiedResult) },
-                        ].compactMap { $0 }
-                        for (position, statement) in last.enumerated() {
-                            if position == last.count - 1 { runner.commitWithNextStatement() }
-                            try runner.run(statement)
-                        }
-                        return outcome
+                    let attempt =
+                        runner.commits?.marker.abandoned ?? AbandonedAttempt(backend: runner.connection.backendIdentity)
+                    let outcome: WriteOutcome
+                    do {
+                        outcome = try runner.transaction { try writeTransaction($0, attribution, choose) }
+                    } catch let error where Self.lostMidTransaction(error) {
+                        abandoned.append(attempt)
+                        throw error
                     }
                     pruneCommitsIfDue(runner)
                     return outcome
@@ -130,6 +123,28 @@ extension PostgresStore {
                 throw mapError(error)
             }
         }
+    }
+
+    /// One attempt of ``write(attribution:mapError:_:)``'s transaction.
+    private func writeTransaction(
+        _ runner: StatementRunner, _ attribution: HistoryAttribution,
+        _ choose: (StatementRunner) throws -> WriteStrategy
+    ) throws -> WriteOutcome {
+        let executor = WriteExecutor(runner: runner, statements: writeStatements, notifies: writesAfterChanges)
+        let strategy = try choose(runner)
+        let tombstones = recordsHistory ? try tombstones(for: strategy, runner) : [:]
+        let outcome = try executor.execute(strategy)
+        // The history record and the notification need no check of their results: the last of them carries
+        // the `COMMIT` (one round trip fewer).
+        let last = [
+            recordsHistory ? historyRecord(outcome, tombstones: tombstones, attribution: attribution) : nil,
+            notificationChannel.map { Self.notification($0, outcome.notified, outcome.notifiedResult) },
+        ].compactMap { $0 }
+        for (position, statement) in last.enumerated() {
+            if position == last.count - 1 { runner.commitWithNextStatement() }
+            try runner.run(statement)
+        }
+        return outcome
     }
 
     /// The entity whose new rows a stream writes through binary COPY (``Configuration/writesThroughCopy``),
