@@ -69,7 +69,7 @@ test-ha: deps
 
 # The consistency workload (several processes through the struct API, each recording a history) under faults:
 # a server SIGKILLed, a client SIGKILLed, a network partition of a server in a namespace of its own, a failover,
-# pgbouncer restarted; each run checked for anomalies (scripts/consistency/check.py). As root; scripts/test-faults.sh.
+# pgbouncer restarted, a failover Patroni decides; each run checked for anomalies (scripts/consistency/check.py). As root; scripts/test-faults.sh.
 test-faults: deps
 	@scripts/test-faults.sh
 

@@ -7,8 +7,12 @@
 #   partition    the server's link is cut (loss 100%) for a while, healed, delayed (2 s), healed
 #   failover     the primary is stopped (-m immediate) and its synchronous standby promoted (ha-ctl failover)
 #   pgbouncer    the workload goes through pgbouncer, which is restarted mid-run (ha-ctl pgbouncer-restart)
+#   patroni      the primary's postmaster is SIGKILLed and Patroni promotes its synchronous standby on its
+#                own (scripts/patroni-ctl.sh failover); the workload goes through pgbouncer, which Patroni's
+#                callback points at the new primary
 # The first three run against a server of this script's own in a network namespace of its own
-# (scripts/faults-lib.sh), the last two against scripts/ha-up.sh's primary, standby and pgbouncer.
+# (scripts/faults-lib.sh), failover and pgbouncer against scripts/ha-up.sh's primary, standby and pgbouncer,
+# patroni against scripts/patroni-ctl.sh's (the plain setup is taken down first: one setup at a time).
 #
 # A run: `corevalue-worker consistency-setup` in a schema of its own, $FAULT_PROCESSES workload processes
 # (`consistency-run`, the struct API: list appends, unique and persistent registers; ConsistencyWorker.swift)
@@ -28,7 +32,7 @@ BEFORE=${FAULT_BEFORE:-500}
 AFTER=${FAULT_AFTER:-800}
 ROUNDS=${FAULT_ROUNDS:-2}
 RUNS=("$@")
-[[ ${#RUNS[@]} -gt 0 ]] || RUNS=(sigkill client-kill partition failover pgbouncer)
+[[ ${#RUNS[@]} -gt 0 ]] || RUNS=(sigkill client-kill partition failover pgbouncer patroni)
 DIR="$ROOT/.db/faults"
 # shellcheck source=scripts/lib.sh
 source "$ROOT/scripts/lib.sh"
@@ -43,7 +47,24 @@ scripts/install-deps.sh faults
 WORKER="$("$SWIFT" build --show-bin-path)/corevalue-worker"
 python3 -m unittest discover -s scripts/consistency -p 'test_*.py' 2>&1 | tail -3 >&2
 
-WORKERS=() HA_UP="" HA_OWNED=""
+WORKERS=() HA_OWNED="" HA_SCRIPT=""
+# ha_use plain|patroni: the HA setup a run needs (scripts/ha-ctl.sh's or scripts/patroni-ctl.sh's), started
+# unless it runs already; the other one, if this script started it, is taken down first.
+ha_use() {
+    local script=scripts/ha-ctl.sh
+    [[ $1 == plain ]] || script=scripts/patroni-ctl.sh
+    [[ "$HA_SCRIPT" != "$script" ]] || return 0
+    ha_release
+    # A setup that was already running (someone's, kept to look around) is left running.
+    "$script" status >/dev/null 2>&1 || HA_OWNED=1
+    servers=$("$script" up)
+    eval "$(grep -E '^HA_[A-Z_]+=[^;&|`$()]*$' <<<"$servers")"
+    HA_SCRIPT=$script
+}
+ha_release() {
+    if [[ -n "$HA_OWNED" && -z "${CV_FAULTS_KEEP:-}" ]]; then "$HA_SCRIPT" down --rm || true; fi
+    HA_OWNED="" HA_SCRIPT=""
+}
 cleanup() {
     local pid
     for pid in "${WORKERS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
@@ -51,7 +72,7 @@ cleanup() {
     # The server's data goes; its log, the histories and the verdicts stay.
     rm -rf "$DIR/srv/data"
     netns_down
-    if [[ -n "$HA_OWNED" && -z "${CV_FAULTS_KEEP:-}" ]]; then scripts/ha-down.sh --rm || true; fi
+    ha_release
 }
 trap cleanup EXIT
 rm -rf "$DIR"
@@ -158,13 +179,7 @@ for run in "${RUNS[@]}"; do
         client-kill) workload client-kill "$ns_url" kill_client || status=1 ;;
         partition) workload partition "$ns_url" partition || status=1 ;;
         failover | pgbouncer)
-            if [[ -z "$HA_UP" ]]; then
-                # A setup that was already running (someone's, kept to look around) is left running.
-                scripts/ha-ctl.sh status >/dev/null 2>&1 || HA_OWNED=1
-                servers=$(scripts/ha-up.sh)
-                eval "$(grep -E '^HA_[A-Z_]+=[^;&|`$()]*$' <<<"$servers")"
-                HA_UP=1
-            fi
+            ha_use plain
             if [[ "$run" == failover ]]; then
                 workload failover "$HA_MULTI_URL" failover || status=1
             else
@@ -174,7 +189,13 @@ for run in "${RUNS[@]}"; do
                 unset CV_TEST_STATEMENT_CACHE
             fi
             ;;
-        *) fault_die "unknown run $run (sigkill, client-kill, partition, failover, pgbouncer)" ;;
+        patroni)
+            ha_use patroni
+            export CV_TEST_STATEMENT_CACHE=0
+            workload patroni "$HA_PGBOUNCER_URL" failover || status=1
+            unset CV_TEST_STATEMENT_CACHE
+            ;;
+        *) fault_die "unknown run $run (sigkill, client-kill, partition, failover, pgbouncer, patroni)" ;;
     esac
 done
 fault_say "$( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - start)) s; histories in $DIR"

@@ -279,12 +279,16 @@ extension Connection {
     ) throws -> (value: T, results: [QueryResult]) {
         let handle = try requireHandle()
         let wasIdle = PQtransactionStatus(handle) == PQTRANS_IDLE
+        // Both fail on a connection the server already closed (pgbouncer's FATAL for a server login that keeps
+        // failing, seen in a failover): that is a lost connection, which callers retry, not a pipeline error.
         guard PQenterPipelineMode(handle) == 1 else {
-            throw LibPQError(.pipelineFailed, "could not enter pipeline mode: \(errorMessage(handle))")
+            let message = "could not enter pipeline mode: \(errorMessage(handle))"
+            throw lostConnection(handle, message) ?? LibPQError(.pipelineFailed, message)
         }
         guard PQsetnonblocking(handle, 1) == 0 else {
             _ = PQexitPipelineMode(handle)
-            throw LibPQError(.pipelineFailed, "could not make the connection non-blocking: \(errorMessage(handle))")
+            let message = "could not make the connection non-blocking: \(errorMessage(handle))"
+            throw lostConnection(handle, message) ?? LibPQError(.pipelineFailed, message)
         }
         defer {
             _ = PQsetnonblocking(handle, 0)
