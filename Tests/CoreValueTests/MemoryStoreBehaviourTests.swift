@@ -40,3 +40,9 @@ func memoryStoreHistory(_ check: HistoryCase, _ api: APIMode) async throws {
         #expect(throws: DecodingError.self) { _ = try JSONDecoder().decode(HistoryToken.self, from: Data(text.utf8)) }
     }
 }
+
+/// The entity inheritance suite against `MemoryStore`, through both APIs.
+@Test(arguments: InheritanceSuite.cases, APIMode.allCases)
+func memoryStoreInheritance(_ check: SuiteCase, _ api: APIMode) async throws {
+    try await check.run({ MemoryStore(model: InheritanceSuite.model) }, api)
+}

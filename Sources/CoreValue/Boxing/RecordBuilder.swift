@@ -298,10 +298,14 @@ struct RecordBuilder {
         let found: String
         if let nested = value as? any BoxingStruct {
             found = Swift.type(of: nested).EntityName
-            if found == relationship.destination { return .record(try record(for: nested, depth: depth)) }
+            if found == relationship.destination || info.isDestination(relationship, kindOf: found) {
+                return .record(try record(for: nested, depth: depth))
+            }
         } else if let object = value as? ManagedObject {
             found = object.entity.name
-            if found == relationship.destination { return .object(object) }
+            if found == relationship.destination || info.isDestination(relationship, kindOf: found) {
+                return .object(object)
+            }
         } else {
             throw CVManagedStructError.structValueError(
                 message: "Could not box field '\(relationship.name)' of \(info.name): \(type(of: value)) is not a "

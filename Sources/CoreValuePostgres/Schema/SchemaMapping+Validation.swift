@@ -14,6 +14,12 @@ extension SchemaMapping {
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` naming the entity and key (the first problem found).
     package func validate() throws {
+        // Entity inheritance is resolved in the model and kept by MemoryStore; its PostgreSQL mapping (one
+        // table per hierarchy) is not written yet, and a table per entity would lose what a hierarchy means
+        // (shared keys, links to a parent, unique across it): refused rather than mapped wrongly.
+        if let entity = model.entities.first(where: { $0.parent != nil }) {
+            throw invalid(entity.name, nil, "entity inheritance is not mapped to PostgreSQL yet")
+        }
         var tables: [String: String] = [:]  // table name -> what it stores
         func claim(_ table: String, for owner: String, entity: String, key: String?) throws {
             try checkLength(table, what: "table name", entity: entity, key: key)
