@@ -14,6 +14,8 @@ extension ManagedObjectModel {
         /// The entities whose objects are objects of this one: itself unless abstract, and every subentity
         /// below it that is not abstract, in model order.
         var kinds: [String]
+        /// Whether an entity names this one as its parent.
+        var hasSubentities = false
     }
 
     /// The entity at the top of `name`'s chain of parents: `name` itself when it has no parent (or is no
@@ -39,12 +41,29 @@ extension ManagedObjectModel {
     /// Whether the entity has a parent or a subentity: whether its rows share storage with another entity's.
     public func isInHierarchy(_ name: String) -> Bool {
         guard let lineage = lineages[name] else { return false }
-        return lineage.root != name || hasSubentities(name)
+        return lineage.root != name || lineage.hasSubentities
+    }
+
+    /// The entity that declares `key` among `name` and its parents: `name` itself for its own keys and
+    /// without inheritance. A hierarchy declares each key once, so a store keys what it keeps for an
+    /// inherited property (a join table, a choice of which side keeps a link) by the declaring entity, the
+    /// same for every entity that inherits it.
+    public func declaringEntity(of key: String, in name: String) -> String {
+        guard let ancestors = lineages[name]?.ancestors, ancestors.count > 1 else { return name }
+        for ancestor in ancestors.reversed() {
+            guard let entity = entity(named: ancestor) else { continue }
+            if entity.declaredAttributes.contains(where: { $0.name == key })
+                || entity.declaredRelationships.contains(where: { $0.name == key })
+            {
+                return ancestor
+            }
+        }
+        return name
     }
 
     /// Whether any entity names `name` as its parent.
     public func hasSubentities(_ name: String) -> Bool {
-        entities.contains { $0.parent == name }
+        lineages[name]?.hasSubentities ?? false
     }
 
     /// The entities with each entity's inherited properties before its own.
@@ -156,6 +175,9 @@ extension ManagedObjectModel {
                 ancestors.append(parent)
             }
             lineages[entity.name] = Lineage(root: ancestors.last ?? entity.name, ancestors: ancestors, kinds: [])
+        }
+        for entity in entities {
+            if let parent = entity.parent { lineages[parent]?.hasSubentities = true }
         }
         for entity in entities where !entity.isAbstract {
             for ancestor in lineages[entity.name]?.ancestors ?? [] {

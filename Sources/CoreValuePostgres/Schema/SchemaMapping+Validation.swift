@@ -14,12 +14,6 @@ extension SchemaMapping {
     ///
     /// - Throws: ``PostgresStoreError/Code/invalidModel`` naming the entity and key (the first problem found).
     package func validate() throws {
-        // Entity inheritance is resolved in the model and kept by MemoryStore; its PostgreSQL mapping (one
-        // table per hierarchy) is not written yet, and a table per entity would lose what a hierarchy means
-        // (shared keys, links to a parent, unique across it): refused rather than mapped wrongly.
-        if let entity = model.entities.first(where: { $0.parent != nil }) {
-            throw invalid(entity.name, nil, "entity inheritance is not mapped to PostgreSQL yet")
-        }
         var tables: [String: String] = [:]  // table name -> what it stores
         func claim(_ table: String, for owner: String, entity: String, key: String?) throws {
             try checkLength(table, what: "table name", entity: entity, key: key)
@@ -29,7 +23,10 @@ extension SchemaMapping {
             tables[table] = owner
         }
         for entity in model.entities {
-            try claim(entity.name, for: "entity '\(entity.name)'", entity: entity.name, key: nil)
+            // A subentity's rows are in its root's table.
+            if entity.parent == nil {
+                try claim(entity.name, for: "entity '\(entity.name)'", entity: entity.name, key: nil)
+            }
             for attribute in entity.attributes {
                 try checkLength(attribute.name, what: "column name", entity: entity.name, key: attribute.name)
                 if case .date(let date) = attribute.defaultValue, !SQLLiteral.isRepresentable(date) {
@@ -44,7 +41,7 @@ extension SchemaMapping {
             }
         }
         for entity in model.entities {
-            for relationship in entity.relationships where storage(of: relationship, in: entity) == .joinTable {
+            for relationship in entity.declaredRelationships where storage(of: relationship, in: entity) == .joinTable {
                 try claim(
                     Self.joinTableName(entity: entity.name, relationship: relationship.name),
                     for: "relationship '\(entity.name).\(relationship.name)'", entity: entity.name,

@@ -13,6 +13,7 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
+        try requireOwnTable(entity, "a batch update")
         let listsRows = request.returnsObjectIDs || writesAfterChanges
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
         let assigned = request.values.keys.sorted()
@@ -39,7 +40,10 @@ extension PostgresStore {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let listsRows = request.returnsObjectIDs || writesAfterChanges
-        guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
+        // A hierarchy's rows are deleted through a context, which reads each row as its own entity.
+        guard !mapping.isHierarchical(entity.name),
+            let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows)
+        else {
             return try request.runThroughContext(on: self)
         }
         let attribution = HistoryAttribution(author: request.transactionAuthor, name: request.transactionName)
@@ -47,5 +51,19 @@ extension PostgresStore {
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
         let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
+    }
+}
+
+extension PostgresStore {
+    /// Refuses a one-statement operation on an entity in a hierarchy, whose statements do not yet restrict
+    /// its root's table to the entity's rows (fetches, counts and saves do).
+    ///
+    /// - Throws: ``PostgresStoreError/Code/invalidModel`` naming the entity and the operation.
+    func requireOwnTable(_ entity: Entity, _ operation: String) throws {
+        guard mapping.isHierarchical(entity.name) else { return }
+        throw PostgresStoreError(
+            .invalidModel,
+            "\(operation) of '\(entity.name)', which shares its hierarchy's table, is not supported yet; fetch and "
+                + "save the objects through a context")
     }
 }

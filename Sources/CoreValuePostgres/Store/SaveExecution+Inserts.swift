@@ -7,7 +7,8 @@ extension SaveExecution {
             let rows = group.rows[range]
             let entity = group.entity
             let columns = insertColumns(entity, rows, pending: &pending)
-            try emit(statements.insert(into: entity.name, columns: columns, rowCount: rows.count)) { [self] in
+            let table = plan.mapping.tableName(of: entity.name)
+            try emit(statements.insert(into: table, columns: columns, rowCount: rows.count)) { [self] in
                 try inserted(entity, rows, $0)
             }
         }
@@ -97,10 +98,11 @@ extension SaveExecution {
             if !sharers.isEmpty {
                 for (offset, index) in indices.enumerated() { matched.sharers[offset] = sharers[index] }
             }
+            let table = plan.mapping.tableName(of: entity.name)
             let sql =
                 insertsNew
-                ? statements.insertNew(into: entity.name, key: key, columns: columns)
-                : statements.upsert(into: entity.name, key: key, columns: columns)
+                ? statements.insertNew(into: table, key: key, columns: columns)
+                : statements.upsert(into: table, key: key, columns: columns)
             try emit(sql) { returned in
                 try Self.upserted(entity, key, returned, matched, sink)
             }
