@@ -151,6 +151,7 @@ struct XcodeModelImporter {
         case "Cascade": rule = .cascade
         case "Deny": rule = .deny
         case "Nullify": rule = .nullify
+        case "No Action": rule = .noAction
         case let other:
             rule = .nullify
             warn(entity, name, "delete rule \(other) is imported as Nullify (the store keeps no dangling links)")

@@ -157,12 +157,13 @@ package struct SchemaMapping: Sendable {
     /// meaning; the context applies it). The foreign key's `ON DELETE` governs the opposite direction, what
     /// deleting the *destination* does to the source row, which is the inverse relationship's rule: cascade
     /// deletes the source row, deny is `NO ACTION` (checked at statement end; the context refuses first),
-    /// anything else (or no inverse) sets the column to NULL.
+    /// anything else (nullify, no action, or no inverse) sets the column to NULL: the store keeps no dangling
+    /// link, whatever the context left alone.
     func onDeleteAction(of relationship: Relationship) -> String {
         switch model.inverse(of: relationship)?.relationship.deleteRule {
         case .cascade: return "CASCADE"
         case .deny: return "NO ACTION"
-        case .nullify, nil: return "SET NULL"
+        case .nullify, .noAction, nil: return "SET NULL"
         }
     }
 }
