@@ -75,7 +75,11 @@ extension ManagedObjectModel {
     /// - Throws: ``CVManagedStructError/invalidModel(entity:key:message:)`` for an unknown parent, a cycle of
     ///   parents, or a key that an entity declares although its parent chain has it.
     static func resolveInheritance(_ entities: [Entity], index: [String: Int]) throws -> [Entity] {
-        guard entities.contains(where: { $0.parent != nil || $0.inheritedAttributeCount > 0 }) else {
+        guard
+            entities.contains(where: {
+                $0.parent != nil || $0.inheritedAttributeCount > 0 || $0.inheritedRelationshipCount > 0
+            })
+        else {
             return entities
         }
         let depths = try depths(entities, index: index)

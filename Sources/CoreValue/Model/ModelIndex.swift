@@ -158,6 +158,12 @@ package final class EntityIndex: Sendable {
         destinationKinds[relationship.name]?.contains(entityName) ?? false
     }
 
+    /// Whether `relationship`'s destination has subentities (always `false` without inheritance, at the cost
+    /// of one check for emptiness).
+    package func linksSubentities(_ relationship: Relationship) -> Bool {
+        !destinationKinds.isEmpty && destinationKinds[relationship.name] != nil
+    }
+
     /// The position of the attribute `key` in ``layout``.
     ///
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)``.

@@ -79,12 +79,21 @@ enum InheritanceSuite {
         }
     }
 
-    /// Each object read as its own entity's struct, dispatched on the object's entity.
-    enum AnyMedia: CVManagedStruct, Equatable {
+    /// Each object read as its own entity's struct, dispatched on the object's entity; boxed (in a
+    /// relationship) as the struct it holds.
+    enum AnyMedia: CVManagedStruct, BoxingVariant, Equatable {
         static let EntityName = "Media"
         case photo(Photo)
         case rawPhoto(RawPhoto)
         case video(Video)
+
+        var boxedStruct: any BoxingStruct {
+            switch self {
+            case .photo(let photo): photo
+            case .rawPhoto(let raw): raw
+            case .video(let video): video
+            }
+        }
 
         static func fromObject(_ o: ManagedObject) throws -> AnyMedia {
             switch o.entity.name {
@@ -98,9 +107,11 @@ enum InheritanceSuite {
         }
     }
 
-    /// An album read with its items as their own structs.
-    struct AlbumView: CVManagedStruct, Equatable {
+    /// An album with its items as their own structs: to-many and to-one relationships to the abstract root.
+    struct AlbumView: CVManagedUniqueStruct, Equatable {
         static let EntityName = "Album"
+        static let IdentifierName = "name"
+        func IdentifierValue() -> IdentifierType { name }
         var name: String
         var items: [AnyMedia]
         var cover: AnyMedia?
@@ -259,6 +270,26 @@ enum InheritanceSuite {
                 fresh, predicate: .related(key: "album", .key("name") == "Trip"), sortDescriptors: [.init(key: "code")],
                 via: api)
             #expect(inTrip.count == 3)
+        },
+        SuiteCase("a struct's relationships to the abstract root save each variant as its own entity") { make, api in
+            let store = try make()
+            let album = AlbumView(
+                name: "Trip", items: [.rawPhoto(raw), .photo(photo), .video(video)], cover: .video(video))
+            try await album.save(ManagedObjectContext(store: store), via: api)
+            let context = ManagedObjectContext(store: store)
+            let albums: [AlbumView] = try await AlbumView.query(context, predicate: nil, via: api)
+            #expect(albums == [album])
+            // One row per item, of its own entity (the order keys are handed out in is the store's plan).
+            #expect(
+                names(try fetch(context, FetchRequest(entityName: "Media"))).sorted() == ["Photo", "RawPhoto", "Video"])
+            // Saved again with one item fewer: the unique items keep their rows, the dropped one is unlinked.
+            var fewer = album
+            fewer.items.removeFirst()
+            try await fewer.save(ManagedObjectContext(store: store), via: api)
+            let reread: [AlbumView] = try await AlbumView.query(
+                ManagedObjectContext(store: store), predicate: nil, via: api)
+            #expect(reread == [fewer])
+            #expect(try count(ManagedObjectContext(store: store), FetchRequest(entityName: "Media")) == 3)
         },
         SuiteCase("delete rules apply across the hierarchy") { make, api in
             let store = try make()
