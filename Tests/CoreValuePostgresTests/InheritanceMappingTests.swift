@@ -16,6 +16,29 @@ func postgresStoreInheritance(_ check: SuiteCase, _ api: APIMode) async throws {
     }
 }
 
+/// The suite once more as an application role with only the GRANTs `SchemaPrinter.grants(to:)` prints for
+/// the model (one table per hierarchy: no grant names a subentity).
+@Test(arguments: InheritanceSuite.cases)
+func postgresStoreInheritanceAsApplicationRole(_ check: SuiteCase) async throws {
+    guard TestDatabase.isAvailable("postgresStoreInheritanceAsApplicationRole(\(check.name))") else { return }
+    try await TestSchema.with(model: InheritanceSuite.model) { schema in
+        let role = "cv_inh_\(UInt32.random(in: 0...UInt32.max))"
+        let admin = try Connection(schema.url)
+        defer {
+            try? admin.execute("DROP OWNED BY \(SQLIdentifier.quote(role))")
+            try? admin.execute("DROP ROLE IF EXISTS \(SQLIdentifier.quote(role))")
+            admin.close()
+        }
+        try admin.execute("CREATE ROLE \(SQLIdentifier.quote(role)) LOGIN")
+        try admin.execute(SchemaPrinter(model: InheritanceSuite.model, schema: schema.name).grants(to: role))
+        let store = try PostgresStore(
+            model: InheritanceSuite.model,
+            configuration: try .init(url: LeastPrivilegeTests.url(schema.url, user: role), schema: schema.name))
+        defer { store.close() }
+        try await check.run({ store }, .sync)
+    }
+}
+
 /// The mapping of a hierarchy: one table per hierarchy, named after its root, with an entity column.
 @Suite struct InheritanceMappingTests {
     @Test func aHierarchyIsOneTableWithAnEntityColumn() throws {

@@ -59,7 +59,11 @@ extension PostgresStore {
     ) throws {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
-        if mapping.isHierarchical(entity.name) { return try body(.rows(fetchHierarchy(request))) }
+        if mapping.isHierarchical(entity.name) {
+            let rows = try fetchHierarchy(request)
+            if !rows.isEmpty { try body(.rows(rows)) }
+            return
+        }
         let sql = try fetchStatements.rows(for: request)
         guard configuration.poolSize > 1 else {
             let few = Self.returnsFewRows(request, entity)
