@@ -13,7 +13,9 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
-        try requireOwnTable(entity, "a batch update")
+        // A hierarchy's rows are updated as a change set over the rows fetched per entity: each keeps its own
+        // entity, and the update statements filter on nothing they need not.
+        if mapping.isHierarchical(entity.name) { return try batchUpdateFetchedRows(request) }
         let listsRows = request.returnsObjectIDs || writesAfterChanges
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
         let assigned = request.values.keys.sorted()
@@ -51,19 +53,5 @@ extension PostgresStore {
         guard request.returnsObjectIDs else { return BatchResult(count: outcome.batchCount) }
         let ids = outcome.notified.deletes.map(\.id).filter { $0.entityName == entity.name }.inKeyOrder()
         return BatchResult(count: outcome.batchCount, objectIDs: ids)
-    }
-}
-
-extension PostgresStore {
-    /// Refuses a one-statement operation on an entity in a hierarchy, whose statements do not yet restrict
-    /// its root's table to the entity's rows (fetches, counts and saves do).
-    ///
-    /// - Throws: ``PostgresStoreError/Code/invalidModel`` naming the entity and the operation.
-    func requireOwnTable(_ entity: Entity, _ operation: String) throws {
-        guard mapping.isHierarchical(entity.name) else { return }
-        throw PostgresStoreError(
-            .invalidModel,
-            "\(operation) of '\(entity.name)', which shares its hierarchy's table, is not supported yet; fetch and "
-                + "save the objects through a context")
     }
 }

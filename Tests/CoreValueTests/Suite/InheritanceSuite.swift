@@ -145,6 +145,15 @@ enum InheritanceSuite {
     }
     static func save(_ context: ManagedObjectContext) throws { try context.save() }
     static func delete(_ context: ManagedObjectContext, _ object: ManagedObject) throws { try context.delete(object) }
+    static func aggregate(_ context: ManagedObjectContext, _ request: AggregateRequest) throws -> [AggregateRow] {
+        try context.aggregate(request)
+    }
+    static func batchUpdate(_ context: ManagedObjectContext, _ request: BatchUpdateRequest) throws -> BatchResult {
+        try context.batchUpdate(request)
+    }
+    static func batchDelete(_ context: ManagedObjectContext, _ request: BatchDeleteRequest) throws -> BatchResult {
+        try context.batchDelete(request)
+    }
 
     static let cases: [SuiteCase] = [
         SuiteCase("each subentity inserts; a fetch of the abstract root returns all of them in key order") {
@@ -290,6 +299,32 @@ enum InheritanceSuite {
                 ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(reread == [fewer])
             #expect(try count(ManagedObjectContext(store: store), FetchRequest(entityName: "Media")) == 3)
+        },
+        SuiteCase("aggregates, batch updates and batch deletes of a parent cover its subentities") { make, api in
+            let store = try make()
+            try await saveOneOfEach(store, api)
+            let context = ManagedObjectContext(store: store)
+            let counted = try aggregate(context, AggregateRequest(entityName: "Media", .countRows, of: nil))
+            #expect(counted.map(\.value) == [.int64(3)])
+            let latest = try aggregate(context, AggregateRequest(entityName: "Media", .maximum, of: "title"))
+            #expect(latest.map(\.value) == [.string("Concert")])
+            let widths = try aggregate(context, AggregateRequest(entityName: "Photo", .sum, of: "width"))
+            #expect(widths.map(\.value) == [.int64(6_640)])
+            // Photo's batch update reaches the raw photo too, and leaves the video alone.
+            let updated = try batchUpdate(
+                context, BatchUpdateRequest(entityName: "Photo", values: ["title": .string("Same")]))
+            #expect(updated.count == 2)
+            let titles = try fetch(
+                ManagedObjectContext(store: store),
+                FetchRequest(entityName: "Media", sortDescriptors: [.init(key: "code")])
+            ).map { try? $0.value(forKey: "title", as: String.self) }
+            #expect(titles == ["Same", "Same", "Concert"])
+            let deleted = try batchDelete(
+                ManagedObjectContext(store: store),
+                BatchDeleteRequest(entityName: "Media", predicate: .key("title") == "Same"))
+            #expect(deleted.count == 2)
+            #expect(
+                names(try fetch(ManagedObjectContext(store: store), FetchRequest(entityName: "Media"))) == ["Video"])
         },
         SuiteCase("delete rules apply across the hierarchy") { make, api in
             let store = try make()
