@@ -39,6 +39,19 @@ func postgresStoreInheritanceAsApplicationRole(_ check: SuiteCase) async throws 
     }
 }
 
+/// History of a hierarchy's objects in `PostgresStore`: a delete's tombstone is read from the root's table.
+@Test func postgresStoreRecordsTheHistoryOfAHierarchy() throws {
+    guard TestDatabase.isAvailable("postgresStoreRecordsTheHistoryOfAHierarchy") else { return }
+    try TestSchema.withEmpty { schema in
+        try Migrator(url: schema.url, schema: schema.name).migrate(model: InheritanceSuite.model, recordsHistory: true)
+        let store = try PostgresStore(
+            model: InheritanceSuite.model,
+            configuration: try .init(url: schema.url, schema: schema.name).with { $0.recordsHistory = true })
+        defer { store.close() }
+        try InheritanceSuite.checkHistory(store)
+    }
+}
+
 /// The mapping of a hierarchy: one table per hierarchy, named after its root, with an entity column.
 @Suite struct InheritanceMappingTests {
     @Test func aHierarchyIsOneTableWithAnEntityColumn() throws {

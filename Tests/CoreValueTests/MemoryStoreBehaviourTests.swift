@@ -46,3 +46,8 @@ func memoryStoreHistory(_ check: HistoryCase, _ api: APIMode) async throws {
 func memoryStoreInheritance(_ check: SuiteCase, _ api: APIMode) async throws {
     try await check.run({ MemoryStore(model: InheritanceSuite.model) }, api)
 }
+
+/// History of a hierarchy's objects in `MemoryStore`.
+@Test func memoryStoreRecordsTheHistoryOfAHierarchy() throws {
+    try InheritanceSuite.checkHistory(MemoryStore(model: InheritanceSuite.model, recordsHistory: true))
+}

@@ -155,6 +155,22 @@ enum InheritanceSuite {
         try context.batchDelete(request)
     }
 
+    /// History of a hierarchy's objects: each change names its object's own entity, and a delete's tombstone
+    /// keeps the inherited unique attribute (read from the hierarchy's table on PostgreSQL).
+    static func checkHistory(_ store: any HistoryStore) throws {
+        let context = ManagedObjectContext(store: store)
+        try photo.save(context)
+        try video.save(context)
+        try photo.delete(context)
+        let history = try store.history(after: nil, limit: 10)
+        #expect(history.count == 3)
+        let changes = history.flatMap(\.changes)
+        // A unique struct's save is an upsert, recorded as an update (as for any unique entity).
+        #expect(changes.map(\.kind) == [.update, .update, .delete])
+        #expect(changes.map(\.objectID.entityName) == ["Photo", "Video", "Photo"])
+        #expect(changes.last?.tombstone == ["code": .string("p1")])
+    }
+
     static let cases: [SuiteCase] = [
         SuiteCase("each subentity inserts; a fetch of the abstract root returns all of them in key order") {
             make, api in
