@@ -50,9 +50,9 @@ extension ChangeSet {
     /// is not a unique attribute or has no value, a to-one written as a member list or a to-many as a single
     /// link, destinations of the wrong entity, and a member listed twice. `rules` are the store's own.
     ///
-    /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
-    ///   `invalidObject` (an insert of a stored ID, an update or delete of a never-saved one) or
-    ///   `constraintViolation`; what a rule throws.
+    /// - Throws: ``CVManagedStructError``: `unknownEntity`, `abstractEntity` (an insert of an abstract
+    ///   entity), `unknownKey`, `typeMismatch`, `missingValue`, `invalidObject` (an insert of a stored ID, an
+    ///   update or delete of a never-saved one) or `constraintViolation`; what a rule throws.
     package func resolved(against index: ModelIndex, rules: [ValueRule] = []) throws -> ResolvedChangeSet {
         var resolved = ResolvedChangeSet(self)
         var attributes = AttributeResolver(rules: rules)
