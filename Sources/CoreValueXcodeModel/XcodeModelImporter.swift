@@ -27,14 +27,6 @@ struct XcodeModelImporter {
 
     private mutating func entity(_ element: XMLElement) throws -> Entity {
         let name = try required(element, "name")
-        if let parent = element.attributes["parentEntity"] {
-            throw XcodeModelError(
-                file: file, message: "entity \(name) inherits from \(parent): entity inheritance is not supported yet")
-        }
-        if element.flag("isAbstract") {
-            throw XcodeModelError(
-                file: file, message: "entity \(name) is abstract: entity inheritance is not supported yet")
-        }
         let unique = uniqueAttributes(element, entity: name)
         var attributes: [Attribute] = []
         var relationships: [Relationship] = []
@@ -54,7 +46,11 @@ struct XcodeModelImporter {
         for key in unique.sorted() where !attributes.contains(where: { $0.name == key }) {
             warn(name, key, "is in a uniqueness constraint but is no imported attribute")
         }
-        return Entity(name, attributes: attributes, relationships: relationships)
+        // Xcode writes a subentity's own properties only, as the model declares them: the model resolves
+        // what it inherits (and refuses a parent it does not have, naming the entity).
+        return Entity(
+            name, parent: element.attributes["parentEntity"], abstract: element.flag("isAbstract"),
+            attributes: attributes, relationships: relationships)
     }
 
     /// The attributes that are unique on their own; a constraint over several is a warning.
@@ -155,6 +151,7 @@ struct XcodeModelImporter {
         case "Cascade": rule = .cascade
         case "Deny": rule = .deny
         case "Nullify": rule = .nullify
+        case "No Action": rule = .noAction
         case let other:
             rule = .nullify
             warn(entity, name, "delete rule \(other) is imported as Nullify (the store keeps no dangling links)")

@@ -1,5 +1,6 @@
 @_spi(StoreImplementation) import CoreValue
 import CoreValuePostgres
+import CoreValueTesting
 import Foundation
 import Testing
 
@@ -28,6 +29,7 @@ import Testing
 
     @Test(arguments: [
         (Relationship.DeleteRule.cascade, "CASCADE"), (.deny, "NO ACTION"), (.nullify, "SET NULL"),
+        (.noAction, "SET NULL"),
     ])
     func theForeignKeyTakesTheInverseRule(rule: Relationship.DeleteRule, action: String) throws {
         let mapping = SchemaMapping(model: try Self.model(inverseRule: rule))
@@ -55,4 +57,12 @@ import Testing
             #expect(rows.first.map { $0.toOne["ref"] == .some(nil) } == true)
         }
     }
+}
+
+/// "No Action" on PostgreSQL: the context loads nothing; the foreign key (`ON DELETE SET NULL`) and the join
+/// rows (`ON DELETE CASCADE`) leave no link to the deleted row.
+@Test func noActionLeavesTheDestinationsAloneAndTheDatabaseKeepsNoDanglingLink() throws {
+    guard TestDatabase.isAvailable("noActionLeavesTheDestinationsAlone") else { return }
+    try TestSchema.with(model: NoActionSuite.model) { try NoActionSuite.check($0.store) }
+    try TestSchema.with(model: NoActionSuite.model) { try NoActionSuite.checkRegistered($0.store) }
 }

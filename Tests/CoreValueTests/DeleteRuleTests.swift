@@ -176,3 +176,8 @@ private func note(_ context: ManagedObjectContext, _ title: String, _ tag: Manag
     #expect(boxes.allSatisfy { !$0.isDeleted })
     #expect(try shelf.objects(forKey: "boxes").count == 3)
 }
+
+@Test func noActionLeavesTheDestinationsAloneAndTheStoreKeepsNoDanglingLink() throws {
+    try NoActionSuite.check(MemoryStore(model: NoActionSuite.model))
+    try NoActionSuite.checkRegistered(MemoryStore(model: NoActionSuite.model))
+}

@@ -40,3 +40,14 @@ func memoryStoreHistory(_ check: HistoryCase, _ api: APIMode) async throws {
         #expect(throws: DecodingError.self) { _ = try JSONDecoder().decode(HistoryToken.self, from: Data(text.utf8)) }
     }
 }
+
+/// The entity inheritance suite against `MemoryStore`, through both APIs.
+@Test(arguments: InheritanceSuite.cases, APIMode.allCases)
+func memoryStoreInheritance(_ check: SuiteCase, _ api: APIMode) async throws {
+    try await check.run({ MemoryStore(model: InheritanceSuite.model) }, api)
+}
+
+/// History of a hierarchy's objects in `MemoryStore`.
+@Test func memoryStoreRecordsTheHistoryOfAHierarchy() throws {
+    try InheritanceSuite.checkHistory(MemoryStore(model: InheritanceSuite.model, recordsHistory: true))
+}

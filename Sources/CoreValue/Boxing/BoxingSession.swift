@@ -210,6 +210,8 @@ struct BoxingSession {
 
     private func object(for record: BoxRecord) throws -> ManagedObject {
         if let object = record.object { return object }
+        // A struct of an abstract entity reads its subentities' objects; a new one has no entity to be.
+        if record.info.entity.isAbstract { throw CVManagedStructError.abstractEntity(record.info.name) }
         let object: ManagedObject
         if let context {
             if case .unique(let key, let value) = record.identity {

@@ -271,7 +271,10 @@ struct RecordBuilder {
             guard let wrapped = optional._wrappedValue else { return [] }
             return try targets(wrapped, relationship, info, depth: depth)
         }
-        if relationship.isToMany, let structs = value as? any _BoxingStructCollection,
+        // Members of a destination with subentities may be of several struct types (a variant's cases): the
+        // general path looks at each.
+        if relationship.isToMany, !info.linksSubentities(relationship),
+            let structs = value as? any _BoxingStructCollection,
             let records = try structs._boxingRecords(self, destination: relationship.destination, depth: depth)
         {
             return records
@@ -295,13 +298,23 @@ struct RecordBuilder {
     private func target(_ value: Any, _ relationship: Relationship, _ info: EntityIndex, depth: Int) throws
         -> BoxRecord.Target
     {
+        var value = value
+        // A variant (an enum over a hierarchy's structs) boxes as the struct it holds; looked for only where
+        // the destination has subentities.
+        if info.linksSubentities(relationship), let variant = value as? any BoxingVariant {
+            value = variant.boxedStruct
+        }
         let found: String
         if let nested = value as? any BoxingStruct {
             found = Swift.type(of: nested).EntityName
-            if found == relationship.destination { return .record(try record(for: nested, depth: depth)) }
+            if found == relationship.destination || info.isDestination(relationship, kindOf: found) {
+                return .record(try record(for: nested, depth: depth))
+            }
         } else if let object = value as? ManagedObject {
             found = object.entity.name
-            if found == relationship.destination { return .object(object) }
+            if found == relationship.destination || info.isDestination(relationship, kindOf: found) {
+                return .object(object)
+            }
         } else {
             throw CVManagedStructError.structValueError(
                 message: "Could not box field '\(relationship.name)' of \(info.name): \(type(of: value)) is not a "

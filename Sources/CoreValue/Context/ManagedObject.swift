@@ -313,7 +313,10 @@ public final class ManagedObject {
         let relationship = try info.relationship(key)
         guard !isDeletedFlag else { throw CVManagedStructError.invalidObject(message: "\(objectID) was deleted") }
         for object in objects {
-            guard object.entity.name == relationship.destination else {
+            guard
+                object.entity.name == relationship.destination
+                    || info.isDestination(relationship, kindOf: object.entity.name)
+            else {
                 throw CVManagedStructError.typeMismatch(
                     entity: entity.name, key: key, expected: relationship.destination, found: object.entity.name)
             }

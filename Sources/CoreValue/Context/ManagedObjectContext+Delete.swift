@@ -32,7 +32,8 @@ extension ManagedObjectContext {
         }
         var related: [(ManagedObject, String, [ManagedObject])] = []
         for victim in doomed {
-            for relationship in victim.info.entity.relationships {
+            // No action: the destinations are neither loaded nor unlinked.
+            for relationship in victim.info.entity.relationships where relationship.deleteRule != .noAction {
                 let members = try resolve(victim, relationship.name)
                 let survivors = members.filter { !doomedIDs.contains(ObjectIdentifier($0)) }
                 if relationship.deleteRule == .deny, !survivors.isEmpty {

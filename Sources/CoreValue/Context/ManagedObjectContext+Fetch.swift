@@ -85,9 +85,11 @@ extension ManagedObjectContext {
     /// ``fetch(_:)-yg54`` of a request already validated against the model, for the entity `info`.
     func fetchValidated(_ request: FetchRequest, _ info: EntityIndex) throws -> [ManagedObject] {
         guard hasPendingChanges(of: info) else { return try fetchStored(request, info) { $0 } }
-        let inserted = pendingInserts.of(info)
-        let changed = pendingChanges.of(info).filter(\.hasChanges)
-        let deletedCount = pendingDeletes.of(info).count
+        // In a hierarchy, the pending objects of every entity the request returns.
+        let kinds = fetchedKinds(request, info)
+        let inserted = kinds.flatMap { pendingInserts.of($0) }
+        let changed = kinds.flatMap { pendingChanges.of($0) }.filter(\.hasChanges)
+        let deletedCount = kinds.reduce(0) { $0 + pendingDeletes.of($1).count }
         var widened = request
         widened.fetchLimit = request.fetchLimit.map {
             Int.clampedSum(request.fetchOffset, $0, changed.count, deletedCount)
@@ -144,8 +146,18 @@ extension ManagedObjectContext {
         return try fetchValidated(request, info).count
     }
 
-    /// Whether the context has unsaved inserts, changes or deletes of the entity.
+    /// Whether the context has unsaved inserts, changes or deletes of the entity (in a hierarchy, of any
+    /// entity whose objects are the entity's).
     func hasPendingChanges(of info: EntityIndex) -> Bool {
+        if info.isInHierarchy {
+            return info.kinds.contains { kind in
+                index.entities[kind].map { hasOwnPendingChanges(of: $0) } ?? false
+            }
+        }
+        return hasOwnPendingChanges(of: info)
+    }
+
+    private func hasOwnPendingChanges(of info: EntityIndex) -> Bool {
         pendingInserts.of(info).contains { !$0.isDeletedFlag }
             || pendingChanges.of(info).contains(where: \.hasChanges) || !pendingDeletes.of(info).isEmpty
     }

@@ -10,8 +10,9 @@ extension ManagedObjectContext {
             let snapshots = try store.fetch(ids: batch)
             // Only when rows are missing: which ones (a set of every ID returned otherwise costs per row).
             if snapshots.count < batch.count {
-                let found = Set(snapshots.map(\.id))
-                for id in batch where !found.contains(id) { missingIDs.insert(id) }
+                // A row asked for by a parent's name comes back named by its own entity.
+                let found = Set(snapshots.map { hierarchyID($0.id) })
+                for id in batch where !found.contains(hierarchyID(id)) { missingIDs.insert(id) }
             }
             // Each entity's run of rows registered at once (with its registry taken out once); rows of one
             // entity (the usual case) are handed over whole, not copied.

@@ -28,7 +28,9 @@ extension ManagedObjectContext {
                 resolvedLinks.append(link)
                 if !linked.isDeletedFlag { result.append(linked) }
             case .key(let primaryKey):
-                if let linked = registered[.permanent(destination, primaryKey)] {
+                if let linked = registered[.permanent(destination, primaryKey)]
+                    ?? registeredSubentityObject(destination, primaryKey)
+                {
                     resolvedLinks.append(.object(linked))
                     rewrote = true
                     if !linked.isDeletedFlag { result.append(linked) }
@@ -53,6 +55,7 @@ extension ManagedObjectContext {
         guard case .key(let primaryKey) = link else { return false }
         let id = ManagedObjectID.permanent(destination, primaryKey)
         return registered[id] == nil && (missingIDs.isEmpty || !missingIDs.contains(id))
+            && registeredSubentityObject(destination, primaryKey) == nil
     }
 
     private func loadBatch(for object: ManagedObject, _ key: String, _ destination: String) throws {
@@ -93,7 +96,8 @@ extension ManagedObjectContext {
         of info: EntityIndex, owners: [Int64]
     ) throws {
         guard !wanted.isEmpty else { return }
-        guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize,
+        // Rows of a destination with subentities come back named by their own entity, not the one asked for.
+        guard wanted.count <= Self.batchSize, owners.count <= Self.batchSize, !linksSubentities(info, key),
             var kept = try refined.fetch(related: key, of: info.name, owners: owners)
         else {
             return try fetchAndRegister(wanted)
@@ -191,7 +195,9 @@ extension ManagedObjectContext {
     func object(for link: Link, _ entityName: String) -> ManagedObject? {
         switch link {
         case .object(let object): return object
-        case .key(let primaryKey): return registry[entityName]?[.permanent(entityName, primaryKey)]
+        case .key(let primaryKey):
+            return registry[entityName]?[.permanent(entityName, primaryKey)]
+                ?? registeredSubentityObject(entityName, primaryKey)
         }
     }
 

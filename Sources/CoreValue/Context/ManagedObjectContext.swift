@@ -177,10 +177,13 @@ public final class ManagedObjectContext {
 
     /// Inserts a new object of an entity, with the attributes' default values.
     ///
-    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``.
+    /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, or ``CVManagedStructError/abstractEntity(_:)`` for
+    ///   an abstract entity.
     @discardableResult
     public func insert(entityName: String) throws -> ManagedObject {
-        let object = insertObject(try index.entity(entityName))
+        let info = try index.entity(entityName)
+        guard !info.entity.isAbstract else { throw CVManagedStructError.abstractEntity(entityName) }
+        let object = insertObject(info)
         addUnique(object)
         return object
     }

@@ -43,6 +43,8 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         public static let invalidModel = Code(rawValue: "invalidModel")
         /// No entity of this name is in the model.
         public static let unknownEntity = Code(rawValue: "unknownEntity")
+        /// An object of an abstract entity was to be inserted: only its subentities have objects.
+        public static let abstractEntity = Code(rawValue: "abstractEntity")
         /// The entity has no attribute or relationship of this name.
         public static let unknownKey = Code(rawValue: "unknownKey")
         /// A value of the wrong type was given for a key.
@@ -170,6 +172,15 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
     /// No entity of this name is in the model.
     public static func unknownEntity(_ entity: String) -> CVManagedStructError {
         CVManagedStructError(.unknownEntity, entity: entity)
+    }
+
+    /// The code of abstractEntity(...), for matching: `catch CVManagedStructError.abstractEntity`.
+    public static let abstractEntity = Code.abstractEntity
+
+    /// An object of an abstract entity was to be inserted: only its subentities have objects.
+    public static func abstractEntity(_ entity: String) -> CVManagedStructError {
+        CVManagedStructError(
+            .abstractEntity, entity: entity, message: "'\(entity)' is abstract: insert one of its subentities")
     }
 
     /// The code of unknownKey(...), for matching: `catch CVManagedStructError.unknownKey`.
@@ -313,6 +324,7 @@ public struct CVManagedStructError: Error, Sendable, Hashable, CustomStringConve
         case .invalidModel:
             return "invalid model: entity '\(entity)'\(self.key.map { " key '\($0)'" } ?? ""): \(message)"
         case .unknownEntity: return "unknown entity '\(entity)'"
+        case .abstractEntity: return "abstract entity '\(entity)': \(message)"
         case .unknownKey: return "entity '\(entity)' has no key '\(key)'"
         case .typeMismatch:
             return "type mismatch for '\(entity).\(key)': expected \(expected ?? "?"), found \(found ?? "?")"

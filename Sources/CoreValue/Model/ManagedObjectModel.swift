@@ -15,11 +15,15 @@
 /// ```
 ///
 /// Building a model validates it: duplicate entity or key names, reserved names, unknown destinations and
-/// inverses that do not point back throw ``CVManagedStructError/invalidModel(entity:key:message:)``.
+/// inverses that do not point back, unknown parents, inheritance cycles and keys a subentity declares again
+/// throw ``CVManagedStructError/invalidModel(entity:key:message:)``. It also resolves inheritance: each
+/// entity in ``entities`` has its parent chain's attributes and relationships before its own.
 public struct ManagedObjectModel: Sendable, Hashable {
-    /// The entities, in declaration order.
+    /// The entities, in declaration order, with inherited properties resolved.
     public let entities: [Entity]
     private let index: [String: Int]
+    /// Each entity's place in its hierarchy, by name (see ``Lineage``).
+    let lineages: [String: Lineage]
 
     /// Keys no attribute or relationship may use: `objectID` is the struct's identity, and names starting
     /// with an underscore are kept for the store's own columns.
@@ -33,6 +37,7 @@ public struct ManagedObjectModel: Sendable, Hashable {
     private init(validEntities: [Entity], index: [String: Int]) {
         self.entities = validEntities
         self.index = index
+        self.lineages = [:]
     }
 
     /// Creates and validates a model.
@@ -50,9 +55,11 @@ public struct ManagedObjectModel: Sendable, Hashable {
             }
             index[entity.name] = position
         }
-        self.entities = entities
+        let resolved = try Self.resolveInheritance(entities, index: index)
+        self.entities = resolved
         self.index = index
-        for entity in entities { try validate(entity) }
+        self.lineages = Self.lineages(resolved, index: index)
+        for entity in resolved { try validate(entity) }
     }
 
     /// Creates and validates a model from a list of entities.
@@ -83,6 +90,8 @@ public struct ManagedObjectModel: Sendable, Hashable {
         return (destination, inverse)
     }
 
+    /// Checks the properties the entity declares (inherited ones were checked on the entity that declares
+    /// them, and ``resolveInheritance(_:index:)`` refused a key declared again).
     private func validate(_ entity: Entity) throws {
         var keys = Set<String>()
         func check(_ key: String) throws {
@@ -97,7 +106,7 @@ public struct ManagedObjectModel: Sendable, Hashable {
                 throw CVManagedStructError.invalidModel(entity: entity.name, key: key, message: "duplicate key")
             }
         }
-        for attribute in entity.attributes {
+        for attribute in entity.declaredAttributes {
             try check(attribute.name)
             if let value = attribute.defaultValue, let type = value.type, type != attribute.type {
                 throw CVManagedStructError.invalidModel(
@@ -109,7 +118,7 @@ public struct ManagedObjectModel: Sendable, Hashable {
                     entity: entity.name, key: attribute.name, message: "null default for a required attribute")
             }
         }
-        for relationship in entity.relationships {
+        for relationship in entity.declaredRelationships {
             try check(relationship.name)
             guard let destination = self.entity(named: relationship.destination) else {
                 throw CVManagedStructError.invalidModel(

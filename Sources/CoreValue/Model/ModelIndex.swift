@@ -7,6 +7,8 @@ package final class ModelIndex: Sendable {
     package let model: ManagedObjectModel
     /// The entities by name.
     package let entities: [String: EntityIndex]
+    /// Whether any entity has a parent: `false` keeps a model without inheritance off every hierarchy path.
+    package let hasHierarchies: Bool
     /// The boxing plans built against this index, for every context that shares it (see
     /// ``ModelIndexSharing``).
     package let plans = SharedPlans()
@@ -19,6 +21,7 @@ package final class ModelIndex: Sendable {
             entities[entity.name] = EntityIndex(entity, in: model)
         }
         self.entities = entities
+        self.hasHierarchies = model.entities.contains { $0.parent != nil }
     }
 
     /// The entity with this name.
@@ -87,6 +90,16 @@ package final class EntityIndex: Sendable {
     let number: Int32
     /// Every attribute with its default value (`.null` when it has none): what a new object starts with.
     package let defaultAttributes: AttributeValues
+    /// The root of the entity's hierarchy (its own name without a parent): keys and unique values are
+    /// shared by a hierarchy, so stores and the context key them by it.
+    package let root: String
+    /// The entities whose objects are this one's (``ManagedObjectModel/concreteEntities(of:)``).
+    package let kinds: [String]
+    /// Whether the entity has a parent or subentities: `false` keeps every hierarchy check off the paths of a
+    /// model without inheritance.
+    package let isInHierarchy: Bool
+    /// For each relationship whose destination has subentities, the entities whose objects it may hold.
+    let destinationKinds: [String: Set<String>]
 
     /// The entity's name.
     package var name: String { entity.name }
@@ -114,6 +127,15 @@ package final class EntityIndex: Sendable {
         self.layout = layout
         self.defaultAttributes = AttributeValues(
             layout: layout, values: entity.attributes.map { $0.defaultValue ?? .null })
+        self.root = model.rootEntity(of: entity.name)
+        self.kinds = model.concreteEntities(of: entity.name)
+        self.isInHierarchy = model.isInHierarchy(entity.name)
+        var destinationKinds: [String: Set<String>] = [:]
+        for relationship in entity.relationships where model.hasSubentities(relationship.destination) {
+            destinationKinds[relationship.name] = Set(
+                model.entities.filter { model.isEntity($0.name, kindOf: relationship.destination) }.map(\.name))
+        }
+        self.destinationKinds = destinationKinds
     }
 
     private static let slotLock = NSLock()
@@ -128,6 +150,18 @@ package final class EntityIndex: Sendable {
             slots[name] = slot
             return slot
         }
+    }
+
+    /// Whether objects of `entityName` may be held by `relationship` of this entity: whether it is a
+    /// subentity of the relationship's destination (a model without inheritance never has one).
+    package func isDestination(_ relationship: Relationship, kindOf entityName: String) -> Bool {
+        destinationKinds[relationship.name]?.contains(entityName) ?? false
+    }
+
+    /// Whether `relationship`'s destination has subentities (always `false` without inheritance, at the cost
+    /// of one check for emptiness).
+    package func linksSubentities(_ relationship: Relationship) -> Bool {
+        !destinationKinds.isEmpty && destinationKinds[relationship.name] != nil
     }
 
     /// The position of the attribute `key` in ``layout``.

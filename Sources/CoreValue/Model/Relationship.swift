@@ -22,6 +22,12 @@ public struct Relationship: Sendable, Hashable {
         case cascade
         /// Refuse to delete the source while it has destination objects.
         case deny
+        /// Leave the destination objects alone (Core Data's "No Action"): the context neither loads nor
+        /// changes them when the source is deleted, so a delete costs no read of them. The store still keeps no
+        /// dangling link (a foreign key to the deleted row is set to NULL, its join rows go), so once saved the
+        /// destinations no longer link to it; objects already in the context still hold the deleted object,
+        /// which reads as absent.
+        case noAction
     }
 
     /// The relationship's name, the key used by `setValue(_:forKey:)` and the unboxing operators.

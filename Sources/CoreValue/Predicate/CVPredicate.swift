@@ -88,6 +88,9 @@ public struct FetchRequest: Sendable, Hashable {
     public var fetchLimit: Int?
     /// How many matching objects to skip.
     public var fetchOffset: Int
+    /// Whether objects of the entity's subentities match too (the default, as in Core Data); `false`
+    /// returns only objects of the entity itself, none for an abstract entity.
+    public var includesSubentities: Bool
 
     /// Creates a fetch request.
     public init(
@@ -95,12 +98,21 @@ public struct FetchRequest: Sendable, Hashable {
         predicate: CVPredicate? = nil,
         sortDescriptors: [CVSortDescriptor] = [],
         fetchLimit: Int? = nil,
-        fetchOffset: Int = 0
+        fetchOffset: Int = 0,
+        includesSubentities: Bool = true
     ) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
+        self.includesSubentities = includesSubentities
+    }
+
+    /// The entities whose objects the request returns: ``entityName`` and, with ``includesSubentities``, its
+    /// subentities (``ManagedObjectModel/concreteEntities(of:)``); none of an abstract entity's own.
+    public func entityNames(in model: ManagedObjectModel) -> [String] {
+        let kinds = model.concreteEntities(of: entityName)
+        return includesSubentities ? kinds : kinds.filter { $0 == entityName }
     }
 }

@@ -50,9 +50,9 @@ extension ChangeSet {
     /// is not a unique attribute or has no value, a to-one written as a member list or a to-many as a single
     /// link, destinations of the wrong entity, and a member listed twice. `rules` are the store's own.
     ///
-    /// - Throws: ``CVManagedStructError``: `unknownEntity`, `unknownKey`, `typeMismatch`, `missingValue`,
-    ///   `invalidObject` (an insert of a stored ID, an update or delete of a never-saved one) or
-    ///   `constraintViolation`; what a rule throws.
+    /// - Throws: ``CVManagedStructError``: `unknownEntity`, `abstractEntity` (an insert of an abstract
+    ///   entity), `unknownKey`, `typeMismatch`, `missingValue`, `invalidObject` (an insert of a stored ID, an
+    ///   update or delete of a never-saved one) or `constraintViolation`; what a rule throws.
     package func resolved(against index: ModelIndex, rules: [ValueRule] = []) throws -> ResolvedChangeSet {
         var resolved = ResolvedChangeSet(self)
         var attributes = AttributeResolver(rules: rules)
@@ -66,6 +66,7 @@ extension ChangeSet {
             guard change.id.isTemporary else {
                 throw CVManagedStructError.invalidObject(message: "insert of \(change.id), which is already stored")
             }
+            guard !entity.entity.isAbstract else { throw CVManagedStructError.abstractEntity(entity.name) }
             let values = try attributes.resolve(change.attributes, entity)
             if let values { resolved.changes.inserts[offset].attributes = values }
             let given = values ?? change.attributes
@@ -161,7 +162,9 @@ extension ChangeSet {
     private static func checkDestination(_ id: ManagedObjectID, of relationship: Relationship, in entity: EntityIndex)
         throws
     {
-        guard id.entityName == relationship.destination else {
+        // A destination with subentities holds their objects too.
+        guard id.entityName == relationship.destination || entity.isDestination(relationship, kindOf: id.entityName)
+        else {
             throw CVManagedStructError.typeMismatch(
                 entity: entity.name, key: relationship.name, expected: relationship.destination,
                 found: id.entityName)

@@ -41,7 +41,9 @@ struct MemoryLinks: Sendable {
         guard let (inverseEntity, inverse) = model.inverse(of: relationship) else { return own }
         let ordered = relationship.kind == .orderedToMany
         let inverseOrdered = inverse.kind == .orderedToMany
-        let sortsFirst = (entity.name, relationship.name) < (inverseEntity.name, inverse.name)
+        // By the declaring entity: every entity that inherits the relationship keeps the same side.
+        let declarer = model.declaringEntity(of: relationship.name, in: entity.name)
+        let sortsFirst = (declarer, relationship.name) < (inverseEntity.name, inverse.name)
         let keepsThis: Bool
         switch (relationship.isToMany, inverse.isToMany) {
         case (true, false): keepsThis = true

@@ -48,6 +48,20 @@ struct MemoryState {
     /// Whether a row exists.
     func exists(_ entity: String, _ key: Int64) -> Bool { tables[entity]?[key] != nil }
 
+    /// The row `key` of `entity` or, in a hierarchy, of one of the entities whose objects are its objects,
+    /// with the entity it belongs to. A hierarchy shares one key sequence, so at most one of them has it.
+    func row(kindOf entity: EntityIndex, _ key: Int64) -> (entity: String, row: MemoryRow)? {
+        if let row = tables[entity.name]?[key] { return (entity.name, row) }
+        guard entity.isInHierarchy else { return nil }
+        for kind in entity.kinds where kind != entity.name {
+            if let row = tables[kind]?[key] { return (kind, row) }
+        }
+        return nil
+    }
+
+    /// Whether the row `key` of `entity` (or of one of its subentities) exists.
+    func exists(kindOf entity: EntityIndex, _ key: Int64) -> Bool { row(kindOf: entity, key) != nil }
+
     /// Writes or removes a row.
     mutating func setRow(_ entity: String, _ key: Int64, _ row: MemoryRow?) {
         log.append(.row(entity, key, tables[entity]?[key]))
@@ -63,7 +77,7 @@ struct MemoryState {
         joins[join, default: [:]][owner] = members
     }
 
-    /// A new primary key for an entity.
+    /// A new primary key for an entity (a hierarchy's root: its entities share one sequence).
     mutating func nextKey(_ entity: String) -> Int64 {
         let previous = lastKey[entity]
         log.append(.lastKey(entity, previous))

@@ -83,13 +83,13 @@ private struct ChangeWriter {
         state.setRow(entity.name, key, nil)
         for attribute in entity.uniqueAttributes {
             let value = row.attributes[attribute.name] ?? .null
-            if !value.isNull, state.uniqueOwner("\(entity.name).\(attribute.name)", value) == key {
-                state.setUniqueOwner("\(entity.name).\(attribute.name)", value, nil)
+            if !value.isNull, state.uniqueOwner("\(entity.root).\(attribute.name)", value) == key {
+                state.setUniqueOwner("\(entity.root).\(attribute.name)", value, nil)
             }
         }
         for relationship in entity.entity.relationships where links.side(entity.name, relationship.name) == .list {
-            if state.members("\(entity.name).\(relationship.name)", key) != nil {
-                state.setMembers("\(entity.name).\(relationship.name)", key, nil)
+            if state.members("\(entity.root).\(relationship.name)", key) != nil {
+                state.setMembers("\(entity.root).\(relationship.name)", key, nil)
             }
         }
     }
@@ -98,7 +98,7 @@ private struct ChangeWriter {
         let given = change.attributes
         if let upsertKey = change.upsertKey {
             if let value = given[upsertKey], !value.isNull,
-                let existing = state.uniqueOwner("\(entity.name).\(upsertKey)", value),
+                let existing = state.uniqueOwner("\(entity.root).\(upsertKey)", value),
                 var row = state.row(entity.name, existing)
             {
                 let old = row.attributes
@@ -115,7 +115,9 @@ private struct ChangeWriter {
         for (position, attribute) in entity.entity.attributes.enumerated() where attributes[at: position] == nil {
             attributes[at: position] = attribute.defaultValue ?? .null
         }
-        let key = state.nextKey(entity.name)
+        // A hierarchy's entities share its root's keys, as they share one table in PostgreSQL: a key names
+        // one row of the hierarchy, which a link to a parent relies on.
+        let key = state.nextKey(entity.root)
         try writeUnique(entity, key, old: AttributeValues(), new: attributes, in: &state)
         state.setRow(entity.name, key, MemoryRow(version: 1, attributes: attributes, foreignKeys: [:]))
         keys[change.id] = key
@@ -170,7 +172,7 @@ private struct ChangeWriter {
             }
             members.append(key)
         }
-        let join = "\(entity.name).\(relationship.name)"
+        let join = "\(entity.root).\(relationship.name)"
         let old = state.members(join, owner) ?? []
         state.setMembers(join, owner, members.isEmpty ? nil : members)
         // A many-to-many ordered on both sides keeps a list per side: keep the other side's lists holding
@@ -179,7 +181,8 @@ private struct ChangeWriter {
         guard relationship.kind == .orderedToMany, let inverse = entity.inverses[relationship.name],
             inverse.kind == .orderedToMany
         else { return }
-        let mirror = "\(relationship.destination).\(inverse.name)"
+        let destinationRoot = index.entities[relationship.destination]?.root ?? relationship.destination
+        let mirror = "\(destinationRoot).\(inverse.name)"
         let kept = Set(members)
         for dropped in old where !kept.contains(dropped) {
             let list = (state.members(mirror, dropped) ?? []).filter { $0 != owner }
@@ -196,11 +199,18 @@ private struct ChangeWriter {
 
     /// The stored key of an ID (temporary IDs through this change set's inserts); the row must exist.
     private func resolve(_ id: ManagedObjectID, in state: MemoryState) throws -> Int64 {
-        guard let key = id.isTemporary ? keys[id] : id.primaryKey, state.exists(id.entityName, key) else {
+        guard let key = id.isTemporary ? keys[id] : id.primaryKey, exists(id, key, in: state) else {
             throw CVManagedStructError.constraintViolation(
                 entity: id.entityName, key: nil, message: "\(id) is neither stored nor inserted by this save")
         }
         return key
+    }
+
+    /// Whether the row of an ID exists; an ID may name a parent of the row's entity (a link holds a key).
+    private func exists(_ id: ManagedObjectID, _ key: Int64, in state: MemoryState) -> Bool {
+        if state.exists(id.entityName, key) { return true }
+        guard index.hasHierarchies, let entity = index.entities[id.entityName] else { return false }
+        return state.exists(kindOf: entity, key)
     }
 
     private func checkVersion(_ version: Int64?, _ row: MemoryRow, _ id: ManagedObjectID) throws {
@@ -225,7 +235,8 @@ private struct ChangeWriter {
         in state: inout MemoryState
     ) throws {
         for attribute in entity.uniqueAttributes {
-            let name = "\(entity.name).\(attribute.name)"
+            // Keyed by the hierarchy's root: a unique attribute is unique across the hierarchy.
+            let name = "\(entity.root).\(attribute.name)"
             let before = old[attribute.name] ?? .null
             let after = new[attribute.name] ?? .null
             guard before != after else { continue }

@@ -86,29 +86,71 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
                     guard let relationship = subject.entity.relationships[name] else { return [] }
                     let destination = try index.entity(relationship.destination)
                     let keys = reader.related(subject.entity, subject.key, subject.row, relationship)
-                    return keys.compactMap { key in state.row(destination.name, key).map { (key, $0, destination) } }
+                    return try keys.compactMap { key in
+                        // A link to a parent may hold a subentity's row: read as that subentity.
+                        guard let found = state.row(kindOf: destination, key) else { return nil }
+                        let kind = found.entity == destination.name ? destination : try index.entity(found.entity)
+                        return (key, found.row, kind)
+                    }
                 }, folding: folding)
-            var keys: [Int64] = []
-            for (key, row) in state.tables[entity.name] ?? [:] {
-                guard let predicate = request.predicate else {
-                    keys.append(key)
-                    continue
-                }
-                if try PredicateEvaluator.matches(predicate, (key, row, entity), rowReader) { keys.append(key) }
+            if !entity.isInHierarchy {
+                return try fetchRows(of: entity, request, rowReader) { reader.snapshot($0, $1, $2) }
             }
-            let rows = state.tables[entity.name] ?? [:]
+            // The rows of the entity and, in a hierarchy, of its subentities: a hierarchy shares one key
+            // sequence, so the keys are distinct and order ties among them as among one entity's rows.
+            let kinds = try request.entityNames(in: model).map(index.entity)
+            var rows: [Int64: (row: MemoryRow, entity: EntityIndex)] = [:]
+            var keys: [Int64] = []
+            for kind in kinds {
+                for (key, row) in state.tables[kind.name] ?? [:] {
+                    if let predicate = request.predicate {
+                        guard try PredicateEvaluator.matches(predicate, (key, row, kind), rowReader) else { continue }
+                    }
+                    keys.append(key)
+                    rows[key] = (row, kind)
+                }
+            }
             keys.sort { lhs, rhs in
                 for sort in request.sortDescriptors {
                     let order = ValueOrder.sortOrder(
-                        rows[lhs]?.attributes[sort.key] ?? .null, rows[rhs]?.attributes[sort.key] ?? .null,
+                        rows[lhs]?.row.attributes[sort.key] ?? .null, rows[rhs]?.row.attributes[sort.key] ?? .null,
                         ascending: sort.ascending)
                     if order != 0 { return order < 0 }
                 }
                 return lhs < rhs
             }
             let window = keys.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max)
-            return window.compactMap { key in rows[key].map { reader.snapshot(entity, key, $0) } }
+            return window.compactMap { key in rows[key].map { reader.snapshot($0.entity, key, $0.row) } }
         }
+    }
+
+    /// ``fetch(_:)-(FetchRequest)`` of an entity without inheritance, on the locked state: its own table's
+    /// rows, matched, sorted and windowed.
+    private func fetchRows(
+        of entity: EntityIndex, _ request: FetchRequest,
+        _ rowReader: PredicateEvaluator.Reader<(key: Int64, row: MemoryRow, entity: EntityIndex)>,
+        _ snapshot: (EntityIndex, Int64, MemoryRow) -> RowSnapshot
+    ) throws -> [RowSnapshot] {
+        var keys: [Int64] = []
+        for (key, row) in state.tables[entity.name] ?? [:] {
+            guard let predicate = request.predicate else {
+                keys.append(key)
+                continue
+            }
+            if try PredicateEvaluator.matches(predicate, (key, row, entity), rowReader) { keys.append(key) }
+        }
+        let rows = state.tables[entity.name] ?? [:]
+        keys.sort { lhs, rhs in
+            for sort in request.sortDescriptors {
+                let order = ValueOrder.sortOrder(
+                    rows[lhs]?.attributes[sort.key] ?? .null, rows[rhs]?.attributes[sort.key] ?? .null,
+                    ascending: sort.ascending)
+                if order != 0 { return order < 0 }
+            }
+            return lhs < rhs
+        }
+        let window = keys.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max)
+        return window.compactMap { key in rows[key].map { snapshot(entity, key, $0) } }
     }
 
     /// The rows for these IDs; IDs naming no row (and temporary IDs) are left out.
@@ -121,8 +163,11 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
             var seen = Set<ManagedObjectID>()
             var result: [RowSnapshot] = []
             for id in ids where seen.insert(id).inserted {
-                guard let key = id.primaryKey, let row = state.row(id.entityName, key) else { continue }
-                result.append(reader.snapshot(try index.entity(id.entityName), key, row))
+                // An ID may name a parent of the row's entity (a link to a parent holds only a key): the
+                // snapshot names the row's own entity.
+                guard let key = id.primaryKey, let found = state.row(kindOf: try index.entity(id.entityName), key)
+                else { continue }
+                result.append(reader.snapshot(try index.entity(found.entity), key, found.row))
             }
             return result
         }
@@ -150,15 +195,18 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
             var reader = SnapshotReader(index: index, links: links, state: state)
             var keys: [Int64] = []
             if attribute.isUnique {
-                keys = wanted.compactMap { state.uniqueOwner("\(entityName).\(key)", $0) }
+                keys = wanted.compactMap { state.uniqueOwner("\(entity.root).\(key)", $0) }
             } else {
-                for (rowKey, row) in state.tables[entityName] ?? [:]
-                where wanted.contains(row.attributes[key] ?? .null) {
-                    keys.append(rowKey)
+                for kind in entity.kinds {
+                    for (rowKey, row) in state.tables[kind] ?? [:] where wanted.contains(row.attributes[key] ?? .null) {
+                        keys.append(rowKey)
+                    }
                 }
             }
             return keys.sorted().compactMap { rowKey in
-                state.row(entityName, rowKey).map { reader.snapshot(entity, rowKey, $0) }
+                guard let found = state.row(kindOf: entity, rowKey) else { return nil }
+                let kind = found.entity == entity.name ? entity : index.entities[found.entity] ?? entity
+                return reader.snapshot(kind, rowKey, found.row)
             }
         }
     }

@@ -35,7 +35,7 @@ struct SnapshotReader {
         guard let relationship = entity.relationships[name] else { return nil }
         switch links.side(entity.name, name) {
         case .key?:
-            guard let target = row.foreignKeys[name], state.exists(relationship.destination, target) else {
+            guard let target = row.foreignKeys[name], exists(relationship.destination, target) else {
                 return nil
             }
             return target
@@ -58,8 +58,8 @@ struct SnapshotReader {
     private mutating func members(_ entity: EntityIndex, _ key: Int64, _ relationship: Relationship) -> [Int64] {
         switch links.side(entity.name, relationship.name) {
         case .list?:
-            let stored = (state.members("\(entity.name).\(relationship.name)", key) ?? []).filter {
-                state.exists(relationship.destination, $0)
+            let stored = (state.members("\(entity.root).\(relationship.name)", key) ?? []).filter {
+                exists(relationship.destination, $0)
             }
             return relationship.kind == .orderedToMany ? stored : stored.sorted()
         case .inverse(let other, let inverse, let isList)?:
@@ -69,13 +69,23 @@ struct SnapshotReader {
         }
     }
 
+    /// Whether the row `key` of `entity` exists: in a hierarchy, as a row of any entity whose objects are
+    /// `entity`'s (a link to a parent holds its subentities' keys). The usual hit costs one lookup; a model
+    /// without inheritance never looks further.
+    private func exists(_ entity: String, _ key: Int64) -> Bool {
+        if state.exists(entity, key) { return true }
+        guard index.hasHierarchies, let info = index.entities[entity] else { return false }
+        return state.exists(kindOf: info, key)
+    }
+
     /// Owners (ascending) of the join table `entity.relationship` that list `member`.
     private mutating func owners(_ entity: String, _ relationship: String, of member: Int64) -> [Int64] {
         let name = "join:\(entity).\(relationship)"
         if reverse[name] == nil {
             var map: [Int64: [Int64]] = [:]
-            for (owner, members) in state.joins["\(entity).\(relationship)"] ?? [:]
-            where state.exists(entity, owner) {
+            let root = index.entities[entity]?.root ?? entity
+            for (owner, members) in state.joins["\(root).\(relationship)"] ?? [:]
+            where exists(entity, owner) {
                 for member in members { map[member, default: []].append(owner) }
             }
             for key in map.keys { map[key]?.sort() }
@@ -91,8 +101,11 @@ struct SnapshotReader {
         let name = "fk:\(entity).\(relationship)"
         if reverse[name] == nil {
             var map: [Int64: [Int64]] = [:]
-            for (key, row) in state.tables[entity] ?? [:] {
-                if let foreign = row.foreignKeys[relationship] { map[foreign, default: []].append(key) }
+            // In a hierarchy, the rows of every entity that has the relationship (the inheriting ones too).
+            for kind in index.entities[entity]?.kinds ?? [entity] {
+                for (key, row) in state.tables[kind] ?? [:] {
+                    if let foreign = row.foreignKeys[relationship] { map[foreign, default: []].append(key) }
+                }
             }
             for key in map.keys { map[key]?.sort() }
             reverse[name] = map

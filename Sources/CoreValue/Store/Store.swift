@@ -241,6 +241,13 @@ extension StoreRefinements {
 
     /// Reads the matching rows in batches of 10,000 and folds them in memory.
     @_spi(StoreImplementation) public func aggregate(_ request: AggregateRequest) throws -> [AggregateRow] {
+        try aggregateFetchedRows(request)
+    }
+
+    /// ``aggregate(_:)`` folded in memory over the fetched rows: the default, and a store's way for what its
+    /// own statements do not answer (`PostgresStore`: an entity in a hierarchy, whose rows are fetched per
+    /// entity).
+    package func aggregateFetchedRows(_ request: AggregateRequest) throws -> [AggregateRow] {
         var aggregator = try Aggregator(request, entity: try model.entity(request.entityName))
         let rows = FetchRequest(entityName: request.entityName, predicate: request.predicate)
         try fetch(rows, batchSize: 10_000) { batch in
@@ -255,6 +262,12 @@ extension StoreRefinements {
     /// Fetches the matching rows and applies one change set that updates each at the version read; a row
     /// another writer changed meanwhile is a conflict, and the whole is done again (three attempts at most).
     @_spi(StoreImplementation) public func batchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
+        try batchUpdateFetchedRows(request)
+    }
+
+    /// ``batchUpdate(_:)`` as one change set over the fetched rows: the default, and a store's way for what
+    /// its own statements do not answer (`PostgresStore`: an entity in a hierarchy).
+    package func batchUpdateFetchedRows(_ request: BatchUpdateRequest) throws -> BatchResult {
         let values = AttributeValues(request.values)
         var attempt = 1
         while true {

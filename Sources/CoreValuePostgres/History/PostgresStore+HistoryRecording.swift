@@ -24,7 +24,8 @@ extension PostgresStore {
             guard !names.isEmpty else { continue }
             let types = try names.map { try index.entity(name).attribute($0).type }
             let rows = try runner.run(
-                statements.tombstones(of: name, attributes: names, keys: ids.compactMap(\.primaryKey)))
+                statements.tombstones(
+                    of: mapping.tableName(of: name), attributes: names, keys: ids.compactMap(\.primaryKey)))
             for row in 0..<rows.rowCount {
                 let key = try rows.decode(Int64.self, row: row, column: 0)
                 var values: [String: AttributeValue] = [:]

@@ -94,7 +94,7 @@ extension FetchStatements {
             var denies: [Relationship] = []
             for relationship in node.entity.relationships where relationship.name != back {
                 switch relationship.deleteRule {
-                case .nullify: continue
+                case .nullify, .noAction: continue
                 case .deny:
                     denies.append(relationship)
                     deniedEntities.insert(relationship.destination)

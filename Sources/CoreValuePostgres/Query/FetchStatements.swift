@@ -47,10 +47,12 @@ package struct FetchStatements: Sendable {
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before any SQL exists.
     package func rows(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
-        if let sql = try oneComparison(request, entity) { return sql }
+        let kind = mapping.isHierarchical(entity.name) ? entity.name : nil
+        if kind == nil, let sql = try oneComparison(request, entity) { return sql }
         let compiler = self.compiler(for: entity)
         var sql = selects[entity.name] ?? select(entity)
-        try appendFilter(request, compiler, to: &sql, ordered: !request.sortDescriptors.isEmpty)
+        try appendFilter(
+            request, compiler, to: &sql, ordered: !request.sortDescriptors.isEmpty, kinds: kind.map { [$0] })
         return sql
     }
 
@@ -83,11 +85,14 @@ package struct FetchStatements: Sendable {
     }
 
     /// Appends the request's `WHERE`, then its `ORDER BY` (always when `ordered`, else only for a window)
-    /// and window.
-    private func appendFilter(_ request: FetchRequest, _ compiler: PredicateCompiler, to sql: inout SQL, ordered: Bool)
-        throws
-    {
-        if let predicate = request.predicate { sql.append(" WHERE \(try compiler.compile(predicate))") }
+    /// and window. `kinds`: in a hierarchy's table, the entities whose rows are read (``SchemaMapping/entityColumn``).
+    private func appendFilter(
+        _ request: FetchRequest, _ compiler: PredicateCompiler, to sql: inout SQL, ordered: Bool, kinds: [String]? = nil
+    ) throws {
+        var conditions: [SQL] = []
+        if let predicate = request.predicate { conditions.append(try compiler.compile(predicate)) }
+        if let kinds { conditions.append(Self.kindFilter(kinds)) }
+        if !conditions.isEmpty { sql.append(" WHERE \(SQL.joined(conditions, separator: " AND "))") }
         let windowed = request.fetchLimit != nil || request.fetchOffset > 0
         guard ordered || windowed else { return }
         sql.append(" ORDER BY \(try compiler.orderBy(request.sortDescriptors))")
@@ -99,9 +104,10 @@ package struct FetchStatements: Sendable {
     package func count(for request: FetchRequest) throws -> SQL {
         let entity = try mapping.model.entity(request.entityName)
         let compiler = self.compiler(for: entity)
-        var inner: SQL = "SELECT 1 FROM \(SQLIdentifier(entity.name, schema: schema)) AS t"
+        var inner: SQL = "SELECT 1 FROM \(SQLIdentifier(mapping.tableName(of: entity.name), schema: schema)) AS t"
         // A window counts the rows it keeps, so the order matters only with one.
-        try appendFilter(request, compiler, to: &inner, ordered: false)
+        let kinds = mapping.isHierarchical(entity.name) ? request.entityNames(in: mapping.model) : nil
+        try appendFilter(request, compiler, to: &inner, ordered: false, kinds: kinds)
         return "SELECT count(*) FROM (\(inner)) AS c"
     }
 
@@ -109,8 +115,22 @@ package struct FetchStatements: Sendable {
     /// ``SQL/keyRange(_:_:)``).
     package func rows(of entity: Entity, primaryKeys: [Int64]) -> SQL {
         let pk: SQL = "t.\(SQLIdentifier(SchemaMapping.primaryKeyColumn))"
-        return select(entity) + " WHERE \(pk) = ANY(\(typedBind: .int64Array(primaryKeys)))"
+        var sql =
+            select(entity) + " WHERE \(pk) = ANY(\(typedBind: .int64Array(primaryKeys)))"
             + SQL.keyRange(pk, primaryKeys)
+        if mapping.isHierarchical(entity.name) { sql.append(ownRows(of: entity)) }
+        return sql
+    }
+
+    /// `t."_entity" = ANY($1)`: the rows of these entities in a hierarchy's table (the names bound, never
+    /// spliced).
+    static func kindFilter(_ kinds: [String]) -> SQL {
+        "t.\(SQLIdentifier(SchemaMapping.entityColumn)) = ANY(\(typedBind: .array(.string, kinds.map(AttributeValue.string))))"
+    }
+
+    /// ` AND t."_entity" = ANY($n)` with the entity alone for an entity in a hierarchy; empty otherwise.
+    func ownRows(of entity: Entity) -> SQL {
+        mapping.isHierarchical(entity.name) ? " AND " + Self.kindFilter([entity.name]) : ""
     }
 
     /// The row statement for the rows a relationship kept in a join table links the rows `owners` of
@@ -121,6 +141,8 @@ package struct FetchStatements: Sendable {
     package func related(_ relationship: Relationship, of entity: Entity, owners: [Int64]) throws -> SQL? {
         guard let join = joinTable(of: relationship, in: entity) else { return nil }
         let destination = try mapping.model.entity(relationship.destination)
+        // A hierarchy's rows are read by ID instead, each of its own entity.
+        guard !mapping.isHierarchical(destination.name), !mapping.isHierarchical(entity.name) else { return nil }
         let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
         return select(
             destination,
@@ -140,7 +162,7 @@ package struct FetchStatements: Sendable {
         let member = SQLIdentifier(SchemaMapping.memberColumn)
         switch mapping.storage(of: relationship, in: entity) {
         case .joinTable:
-            let name = SchemaMapping.joinTableName(entity: entity.name, relationship: relationship.name)
+            let name = mapping.joinTableName(of: relationship, in: entity)
             return (SQLIdentifier(name, schema: schema), owner, member, relationship.kind == .orderedToMany)
         case .inverseJoinTable(let other, let inverse):
             let name = SchemaMapping.joinTableName(entity: other, relationship: inverse)
@@ -159,6 +181,7 @@ package struct FetchStatements: Sendable {
         }
         let operands = try values.map { try ValueCoercion.coerce($0, to: attribute, in: entity.name) }
         return select(entity) + " WHERE t.\(SQLIdentifier(key)) = ANY(\(typedBind: .array(attribute.type, operands)))"
+            + ownRows(of: entity)
     }
 
     /// The relationships of an entity not stored as a foreign key of its rows: each is read as a key array.
@@ -188,7 +211,7 @@ package struct FetchStatements: Sendable {
         for relationship in separatelyLoaded(entity) {
             if let keys = linkedKeys(of: relationship, in: entity) { columns.append(keys) }
         }
-        let from = source ?? "\(SQLIdentifier(entity.name, schema: schema)) AS t"
+        let from = source ?? "\(SQLIdentifier(mapping.tableName(of: entity.name), schema: schema)) AS t"
         return "SELECT \(SQL.joined(columns, separator: ", ")) FROM \(from)"
     }
 
@@ -204,7 +227,7 @@ package struct FetchStatements: Sendable {
         guard case .inverseForeignKey(let other, let inverse) = mapping.storage(of: relationship, in: entity) else {
             return nil
         }
-        let table = SQLIdentifier(other, schema: schema)
+        let table = SQLIdentifier(mapping.tableName(of: other), schema: schema)
         let column = SQLIdentifier(inverse)
         return "ARRAY(SELECT o.\(pk) FROM \(table) AS o WHERE o.\(column) = t.\(pk) ORDER BY o.\(pk))"
     }

@@ -165,7 +165,7 @@ struct PredicateCompiler {
         let destination = try mapping.model.entity(relationship.destination)
         var child = PredicateCompiler(mapping: mapping, entity: destination, alias: alias + "r", schema: schema)
         child.caseCollation = caseCollation
-        let target = SQLIdentifier(destination.name, schema: schema)
+        let target = SQLIdentifier(mapping.tableName(of: destination.name), schema: schema)
         let join = SQL(unsafeRaw: alias + "j")
         let condition = try child.compile(inner)
         let pk = SQLIdentifier(SchemaMapping.primaryKeyColumn)
@@ -180,8 +180,7 @@ struct PredicateCompiler {
                 "\(target) AS \(SQL(unsafeRaw: child.alias)) WHERE \(child.column(inverse)) = "
                 + "\(column(SchemaMapping.primaryKeyColumn))"
         case .joinTable:
-            let table = SQLIdentifier(
-                SchemaMapping.joinTableName(entity: entity.name, relationship: key), schema: schema)
+            let table = SQLIdentifier(mapping.joinTableName(of: relationship, in: entity), schema: schema)
             from =
                 "\(table) AS \(join) JOIN \(target) AS \(SQL(unsafeRaw: child.alias)) ON \(child.column(pk.name)) = "
                 + "\(join).\(member) WHERE \(join).\(owner) = \(column(SchemaMapping.primaryKeyColumn))"
@@ -202,7 +201,7 @@ struct PredicateCompiler {
         case .foreignKey, .joinTable:
             return "\(column(key)) IS NULL"
         case .inverseForeignKey(let other, let inverse):
-            let table = SQLIdentifier(other, schema: schema)
+            let table = SQLIdentifier(mapping.tableName(of: other), schema: schema)
             return "NOT EXISTS (SELECT 1 FROM \(table) AS i WHERE i.\(SQLIdentifier(inverse)) = \(pk))"
         case .inverseJoinTable(let other, let inverse):
             let table = SQLIdentifier(SchemaMapping.joinTableName(entity: other, relationship: inverse), schema: schema)

@@ -70,14 +70,21 @@ package struct WriteStatements: Sendable {
     /// existing rows in the same order, the order ``lock(table:keys:orderedBy:)`` takes for updates, and cannot
     /// deadlock each other; the caller maps returned rows back by their key.
     package func upsert(into table: String, key: Attribute, columns: [ColumnValues]) -> SQL {
-        var assignments: [SQL] = columns.filter { $0.name != key.name }.map {
+        let entityColumn = SchemaMapping.entityColumn
+        var assignments: [SQL] = columns.filter { $0.name != key.name && $0.name != entityColumn }.map {
             "\(SQLIdentifier($0.name)) = EXCLUDED.\(SQLIdentifier($0.name))"
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
+        // In a hierarchy's table, a row of another entity with the identifier is not this entity's to update:
+        // left alone, it returns no row, and the save fails (the identifier is unique across the hierarchy).
+        let sameEntity: SQL =
+            columns.contains { $0.name == entityColumn }
+            ? "WHERE t.\(SQLIdentifier(entityColumn)) = EXCLUDED.\(SQLIdentifier(entityColumn)) " : ""
         return keyedInsert(
             into: table, key: key, columns: columns,
             onConflict:
-                "ON CONFLICT (\(SQLIdentifier(key.name))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) ")
+                "ON CONFLICT (\(SQLIdentifier(key.name))) DO UPDATE SET \(SQL.joined(assignments, separator: ", ")) "
+                + sameEntity)
     }
 
     /// ``upsert(into:key:columns:)`` without `ON CONFLICT`, for rows no stored row shares an identifier with:

@@ -35,7 +35,9 @@ extension SchemaMapping {
         guard let (inverseEntity, inverse) = model.inverse(of: relationship) else {
             return relationship.isToMany ? .joinTable : .foreignKey
         }
-        let selfSortsFirst = (entity.name, relationship.name) < (inverseEntity.name, inverse.name)
+        // By the declaring entity: every entity that inherits the relationship keeps it the same way.
+        let declarer = model.declaringEntity(of: relationship.name, in: entity.name)
+        let selfSortsFirst = (declarer, relationship.name) < (inverseEntity.name, inverse.name)
         switch (relationship.isToMany, inverse.isToMany) {
         case (true, false):
             return .joinTable

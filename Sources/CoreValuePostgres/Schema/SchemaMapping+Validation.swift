@@ -23,7 +23,10 @@ extension SchemaMapping {
             tables[table] = owner
         }
         for entity in model.entities {
-            try claim(entity.name, for: "entity '\(entity.name)'", entity: entity.name, key: nil)
+            // A subentity's rows are in its root's table.
+            if entity.parent == nil {
+                try claim(entity.name, for: "entity '\(entity.name)'", entity: entity.name, key: nil)
+            }
             for attribute in entity.attributes {
                 try checkLength(attribute.name, what: "column name", entity: entity.name, key: attribute.name)
                 if case .date(let date) = attribute.defaultValue, !SQLLiteral.isRepresentable(date) {
@@ -38,7 +41,7 @@ extension SchemaMapping {
             }
         }
         for entity in model.entities {
-            for relationship in entity.relationships where storage(of: relationship, in: entity) == .joinTable {
+            for relationship in entity.declaredRelationships where storage(of: relationship, in: entity) == .joinTable {
                 try claim(
                     Self.joinTableName(entity: entity.name, relationship: relationship.name),
                     for: "relationship '\(entity.name).\(relationship.name)'", entity: entity.name,

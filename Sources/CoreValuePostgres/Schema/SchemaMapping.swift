@@ -1,6 +1,7 @@
 @_spi(StoreImplementation) import CoreValue
 
-/// How a model maps to PostgreSQL tables: one table per entity and one join table per owning to-many.
+/// How a model maps to PostgreSQL tables: one table per entity (per hierarchy with inheritance, see
+/// ``entityColumn``) and one join table per owning to-many.
 ///
 /// Entity tables have a surrogate key `"_pk"` (`bigint generated always as identity`) and a version column
 /// `"_version"`; every attribute is a column of its name; every owning to-one relationship is a `bigint`
@@ -53,8 +54,9 @@ package struct SchemaMapping: Sendable {
     /// Every table, entity tables first (in model order), then join tables (in model order), then with
     /// ``recordsHistory`` the history tables, then with ``resolvesCommits`` the commit table.
     package var tables: [TableDefinition] {
-        model.entities.map(entityTable) + model.entities.flatMap(joinTables) + (recordsHistory ? historyTables : [])
-            + (resolvesCommits ? [commitTableDefinition] : [])
+        // A subentity's rows are in its root's table.
+        model.entities.filter { $0.parent == nil }.map(entityTable) + model.entities.flatMap(joinTables)
+            + (recordsHistory ? historyTables : []) + (resolvesCommits ? [commitTableDefinition] : [])
     }
 
     /// The owning to-one relationships of an entity, stored as foreign-key columns, in declaration order.
@@ -62,7 +64,7 @@ package struct SchemaMapping: Sendable {
         entity.relationships.filter { storage(of: $0, in: entity) == .foreignKey }
     }
 
-    /// The table of an entity.
+    /// The table of an entity without a parent: its own rows and, in a hierarchy, its subentities'.
     package func entityTable(_ entity: Entity) -> TableDefinition {
         var columns = [
             ColumnDefinition(
@@ -70,7 +72,30 @@ package struct SchemaMapping: Sendable {
                 constraints: "GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
             ColumnDefinition(name: Self.versionColumn, sqlType: "bigint", isNullable: false, constraints: "DEFAULT 1"),
         ]
-        for attribute in entity.attributes {
+        let members = tableMembers(of: entity)
+        if members.count > 1 || isHierarchical(entity.name) {
+            columns.append(ColumnDefinition(name: Self.entityColumn, sqlType: "text", isNullable: false))
+        }
+        var foreignKeys: [ForeignKeyDefinition] = []
+        for member in members {
+            let own = ownProperties(of: member, root: entity)
+            addColumns(own.attributes, nullable: member.name != entity.name, to: &columns)
+            for relationship in own.relationships where storage(of: relationship, in: member) == .foreignKey {
+                columns.append(ColumnDefinition(name: relationship.name, sqlType: "bigint", isNullable: true))
+                foreignKeys.append(
+                    ForeignKeyDefinition(
+                        column: relationship.name, referencedTable: tableName(of: relationship.destination),
+                        onDelete: onDeleteAction(of: relationship)))
+            }
+        }
+        return TableDefinition(
+            name: entity.name, columns: columns, tableConstraints: [], foreignKeys: foreignKeys,
+            indexedColumns: foreignKeys.map(\.column), isJoinTable: false)
+    }
+
+    /// Appends a column per attribute; `nullable` for a subentity's attributes in its root's table.
+    private func addColumns(_ attributes: [Attribute], nullable: Bool, to columns: inout [ColumnDefinition]) {
+        for attribute in attributes {
             var constraints: [String] = []
             var literal: String?
             if let value = attribute.defaultValue, !value.isNull {
@@ -81,26 +106,16 @@ package struct SchemaMapping: Sendable {
             columns.append(
                 ColumnDefinition(
                     name: attribute.name, sqlType: ColumnType.sqlName(of: attribute.type),
-                    isNullable: attribute.isOptional, constraints: constraints.joined(separator: " "),
+                    isNullable: attribute.isOptional || nullable, constraints: constraints.joined(separator: " "),
                     collation: ColumnType.isText(attribute.type) ? Self.textCollation : nil, defaultLiteral: literal,
                     isUnique: attribute.isUnique))
         }
-        var foreignKeys: [ForeignKeyDefinition] = []
-        for relationship in foreignKeyRelationships(of: entity) {
-            columns.append(ColumnDefinition(name: relationship.name, sqlType: "bigint", isNullable: true))
-            foreignKeys.append(
-                ForeignKeyDefinition(
-                    column: relationship.name, referencedTable: relationship.destination,
-                    onDelete: onDeleteAction(of: relationship)))
-        }
-        return TableDefinition(
-            name: entity.name, columns: columns, tableConstraints: [], foreignKeys: foreignKeys,
-            indexedColumns: foreignKeys.map(\.column), isJoinTable: false)
     }
 
-    /// The join tables an entity owns.
+    /// The join tables an entity owns (those of the relationships it declares: inherited ones share the
+    /// declaring entity's).
     package func joinTables(_ entity: Entity) -> [TableDefinition] {
-        entity.relationships.filter { storage(of: $0, in: entity) == .joinTable }.map { relationship in
+        entity.declaredRelationships.filter { storage(of: $0, in: entity) == .joinTable }.map { relationship in
             let owner = SQLIdentifier.quote(Self.ownerColumn)
             let member = SQLIdentifier.quote(Self.memberColumn)
             var columns = [
@@ -125,9 +140,11 @@ package struct SchemaMapping: Sendable {
                 name: Self.joinTableName(entity: entity.name, relationship: relationship.name),
                 columns: columns, tableConstraints: constraints,
                 foreignKeys: [
-                    ForeignKeyDefinition(column: Self.ownerColumn, referencedTable: entity.name, onDelete: "CASCADE"),
                     ForeignKeyDefinition(
-                        column: Self.memberColumn, referencedTable: relationship.destination, onDelete: "CASCADE"),
+                        column: Self.ownerColumn, referencedTable: tableName(of: entity.name), onDelete: "CASCADE"),
+                    ForeignKeyDefinition(
+                        column: Self.memberColumn, referencedTable: tableName(of: relationship.destination),
+                        onDelete: "CASCADE"),
                 ],
                 // The member's index: the key's, or the one-to-many constraint's, or its own.
                 indexedColumns: isOrdered || isOneToMany ? [] : [Self.memberColumn], isJoinTable: true)
@@ -140,12 +157,13 @@ package struct SchemaMapping: Sendable {
     /// meaning; the context applies it). The foreign key's `ON DELETE` governs the opposite direction, what
     /// deleting the *destination* does to the source row, which is the inverse relationship's rule: cascade
     /// deletes the source row, deny is `NO ACTION` (checked at statement end; the context refuses first),
-    /// anything else (or no inverse) sets the column to NULL.
+    /// anything else (nullify, no action, or no inverse) sets the column to NULL: the store keeps no dangling
+    /// link, whatever the context left alone.
     func onDeleteAction(of relationship: Relationship) -> String {
         switch model.inverse(of: relationship)?.relationship.deleteRule {
         case .cascade: return "CASCADE"
         case .deny: return "NO ACTION"
-        case .nullify, nil: return "SET NULL"
+        case .nullify, .noAction, nil: return "SET NULL"
         }
     }
 }

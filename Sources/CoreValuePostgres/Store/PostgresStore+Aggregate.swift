@@ -9,6 +9,8 @@ extension PostgresStore {
     ///   (the server's 22003); the request's validation errors before anything is sent; server errors.
     @_spi(StoreImplementation) public func aggregate(_ request: AggregateRequest) throws -> [AggregateRow] {
         let entity = try model.entity(request.entityName)
+        // A hierarchy's rows are folded in memory over a fetch of the entity (and its subentities).
+        if mapping.isHierarchical(entity.name) { return try aggregateFetchedRows(request) }
         var request = request
         request.predicate = try request.predicate?.validated(for: entity, in: model)
         let resultType = try request.resultType(in: entity)

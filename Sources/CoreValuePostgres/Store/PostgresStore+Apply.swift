@@ -152,7 +152,10 @@ extension PostgresStore {
     private func copiedEntity(_ upserts: StreamedUpserts) throws -> Entity? {
         guard configuration.writesThroughCopy, configuration.verifySchema, upserts.count > 0 else { return nil }
         let entity = try index.entity(upserts.entityName).entity
-        let fits = mapping.foreignKeyRelationships(of: entity).isEmpty && entity.attributes.count + 2 <= Int(Int16.max)
+        // A hierarchy's rows also name their entity: they go as inserts, which write that column.
+        let fits =
+            mapping.foreignKeyRelationships(of: entity).isEmpty && entity.attributes.count + 2 <= Int(Int16.max)
+            && !mapping.isHierarchical(entity.name)
         return fits ? entity : nil
     }
 

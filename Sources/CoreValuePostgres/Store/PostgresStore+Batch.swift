@@ -13,6 +13,9 @@ extension PostgresStore {
         try requireWritable()
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
+        // A hierarchy's rows are updated as a change set over the rows fetched per entity: each keeps its own
+        // entity, and the update statements filter on nothing they need not.
+        if mapping.isHierarchical(entity.name) { return try batchUpdateFetchedRows(request) }
         let listsRows = request.returnsObjectIDs || writesAfterChanges
         let sql = try fetchStatements.batchUpdate(request, entity: entity, returning: listsRows)
         let assigned = request.values.keys.sorted()
@@ -39,7 +42,10 @@ extension PostgresStore {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         let listsRows = request.returnsObjectIDs || writesAfterChanges
-        guard let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows) else {
+        // A hierarchy's rows are deleted through a context, which reads each row as its own entity.
+        guard !mapping.isHierarchical(entity.name),
+            let deletion = try fetchStatements.batchDelete(request, entity: entity, listsRows: listsRows)
+        else {
             return try request.runThroughContext(on: self)
         }
         let attribution = HistoryAttribution(author: request.transactionAuthor, name: request.transactionName)

@@ -16,6 +16,7 @@ extension PostgresStore {
         // without loss, sort keys, window; then the SQL compiler's own (NUL bytes, identifiers).
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
+        if mapping.isHierarchical(entity.name) { return try fetchHierarchy(request) }
         let sql = try fetchStatements.rows(for: request)
         return try read([(entity, sql)], few: Self.returnsFewRows(request, entity))
     }
@@ -58,6 +59,11 @@ extension PostgresStore {
     ) throws {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
+        if mapping.isHierarchical(entity.name) {
+            let rows = try fetchHierarchy(request)
+            if !rows.isEmpty { try body(.rows(rows)) }
+            return
+        }
         let sql = try fetchStatements.rows(for: request)
         guard configuration.poolSize > 1 else {
             let few = Self.returnsFewRows(request, entity)
@@ -112,9 +118,13 @@ extension PostgresStore {
             if keys[id.entityName] == nil { order.append(id.entityName) }
             keys[id.entityName, default: []].append(key)
         }
-        let queries = try order.map { name in
-            let entity = try model.entity(name)
-            return (entity, fetchStatements.rows(of: entity, primaryKeys: keys[name] ?? []))
+        // An ID may name a parent of its row's entity (a link holds only a key): in a hierarchy, one statement
+        // per entity whose rows it may be, each row read as its own entity.
+        let queries = try order.flatMap { name in
+            try model.concreteEntities(of: name).map { kind in
+                let entity = try model.entity(kind)
+                return (entity, fetchStatements.rows(of: entity, primaryKeys: keys[name] ?? []))
+            }
         }
         return try read(queries, few: ids.count <= Self.fewRows)
     }
@@ -144,8 +154,10 @@ extension PostgresStore {
     {
         let entity = try model.entity(entityName)
         guard !values.isEmpty else { return [] }
+        let kinds =
+            mapping.isHierarchical(entityName) ? try model.concreteEntities(of: entityName).map(model.entity) : [entity]
         return try read(
-            [(entity, try fetchStatements.rows(of: entity, key: key, values: values))],
+            try kinds.map { ($0, try fetchStatements.rows(of: $0, key: key, values: values)) },
             few: values.count <= Self.fewRows)
     }
 
@@ -163,6 +175,10 @@ extension PostgresStore {
     ) throws {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
+        if mapping.isHierarchical(entity.name) {
+            _ = try body(fetchHierarchy(request))
+            return
+        }
         let layout = try index.entity(entity.name).layout
         let rows = try fetchStatements.rows(for: request)
         // FETCH counts are 32-bit: a larger batch is every row, as Int32.max rows are.
@@ -317,5 +333,33 @@ private final class StreamRunner {
             dictionary[key] = previous
         }
         return try body()
+    }
+}
+
+extension PostgresStore {
+    /// The rows of a request for an entity in a hierarchy: one statement per entity whose rows it returns
+    /// (each row read in its own entity's columns, so each snapshot is of its own entity), in one snapshot,
+    /// merged in the request's order (ties by key, a hierarchy's keys being distinct) and windowed. Each
+    /// statement reads at most the window's end, in that order.
+    func fetchHierarchy(_ request: FetchRequest) throws -> [RowSnapshot] {
+        var own = request
+        own.includesSubentities = false
+        own.fetchOffset = 0
+        own.fetchLimit = request.fetchLimit.map { Int.clampedSum(request.fetchOffset, max(0, $0)) }
+        let queries = try request.entityNames(in: model).map { name in
+            own.entityName = name
+            return (try model.entity(name), try fetchStatements.rows(for: own))
+        }
+        var rows = try read(queries, few: request.fetchLimit.map { $0 <= Self.fewRows } ?? false)
+        guard queries.count > 1 || request.fetchOffset > 0 else { return rows }
+        rows.sort { lhs, rhs in
+            for sort in request.sortDescriptors {
+                let order = ValueOrder.sortOrder(
+                    lhs.attributes[sort.key] ?? .null, rhs.attributes[sort.key] ?? .null, ascending: sort.ascending)
+                if order != 0 { return order < 0 }
+            }
+            return (lhs.id.primaryKey ?? 0) < (rhs.id.primaryKey ?? 0)
+        }
+        return Array(rows.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max))
     }
 }

@@ -7,7 +7,8 @@ extension SaveExecution {
             let rows = group.rows[range]
             let entity = group.entity
             let columns = insertColumns(entity, rows, pending: &pending)
-            try emit(statements.insert(into: entity.name, columns: columns, rowCount: rows.count)) { [self] in
+            let table = plan.mapping.tableName(of: entity.name)
+            try emit(statements.insert(into: table, columns: columns, rowCount: rows.count)) { [self] in
                 try inserted(entity, rows, $0)
             }
         }
@@ -97,12 +98,14 @@ extension SaveExecution {
             if !sharers.isEmpty {
                 for (offset, index) in indices.enumerated() { matched.sharers[offset] = sharers[index] }
             }
+            let table = plan.mapping.tableName(of: entity.name)
             let sql =
                 insertsNew
-                ? statements.insertNew(into: entity.name, key: key, columns: columns)
-                : statements.upsert(into: entity.name, key: key, columns: columns)
+                ? statements.insertNew(into: table, key: key, columns: columns)
+                : statements.upsert(into: table, key: key, columns: columns)
+            let hierarchical = plan.mapping.isHierarchical(entity.name)
             try emit(sql) { returned in
-                try Self.upserted(entity, key, returned, matched, sink)
+                try Self.upserted(entity, key, returned, matched, sink, hierarchical: hierarchical)
             }
         }
     }
@@ -142,9 +145,10 @@ extension SaveExecution {
     /// Records the keys and versions an upsert returned for the rows of its statement (each an identifier's
     /// first occurrence, with the other objects that share it).
     private static func upserted(
-        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ matched: UpsertedRows, _ sink: ResultSink
+        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ matched: UpsertedRows, _ sink: ResultSink,
+        hierarchical: Bool
     ) throws {
-        let written = try writtenRows(entity, key, returned, matched.values)
+        let written = try writtenRows(entity, key, returned, matched.values, hierarchical: hierarchical)
         for (offset, written) in written.enumerated() {
             let id = offset < matched.ids.count ? matched.ids[offset] : nil
             sink.record(id, row: matched.rows[offset], entity.name, written.key, written.version)
@@ -160,9 +164,11 @@ extension SaveExecution {
     /// a part's rows are sent in that order): matched row by row, with no table of them. Any other order is
     /// matched by value.
     ///
-    /// - Throws: ``PostgresStoreError/Code/unexpectedResult`` for an identifier no returned row holds.
+    /// - Throws: ``PostgresStoreError/Code/unexpectedResult`` for an identifier no returned row holds;
+    ///   `CVManagedStructError.constraintViolation` for one in a hierarchy's table (`hierarchical`), where
+    ///   the upsert leaves another entity's row with it alone.
     private static func writtenRows(
-        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ values: [ExactValue]
+        _ entity: Entity, _ key: Attribute, _ returned: QueryResult, _ values: [ExactValue], hierarchical: Bool
     ) throws -> [(key: Int64, version: Int64)] {
         func cell(_ row: Int) throws -> (value: ExactValue, written: (key: Int64, version: Int64)) {
             (
@@ -190,6 +196,14 @@ extension SaveExecution {
         }
         return try values.map { value in
             guard let keyAndVersion = stored[value] else {
+                // In a hierarchy's table the upsert leaves a row of another entity with the value alone: the
+                // value is taken across the hierarchy, as a unique value is.
+                if hierarchical {
+                    throw CVManagedStructError.constraintViolation(
+                        entity: entity.name, key: key.name,
+                        message:
+                            "duplicate value for a unique attribute: a row of another entity of the hierarchy has it")
+                }
                 throw PostgresStoreError(
                     .unexpectedResult, "upserting \(entity.name) returned no row for one of its '\(key.name)' values")
             }

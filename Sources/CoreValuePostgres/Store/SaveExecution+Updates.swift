@@ -25,7 +25,8 @@ extension SaveExecution {
         guard !checked.isEmpty else { return }
         let entity = group.entity.name
         let checkedKeys = checked.map { keys[$0] }
-        try emit(statements.versions(table: entity, keys: checkedKeys)) { [self] returned in
+        try emit(statements.versions(table: plan.mapping.tableName(of: entity), keys: checkedKeys)) {
+            [self] returned in
             // The stored versions, by place in `checkedKeys` (ascending: each returned key found by bisection,
             // where a dictionary hashed every key).
             var versions = [Int64?](repeating: nil, count: checkedKeys.count)
@@ -83,7 +84,8 @@ extension SaveExecution {
                     isSet: flags(rows.map { $0.toOne[relationship.name] != nil })))
         }
         let sql = statements.update(
-            table: group.entity.name, keys: keys, versions: rows.map(\.version), columns: columns, lockOrder: lockOrder)
+            table: plan.mapping.tableName(of: group.entity.name), keys: keys, versions: rows.map(\.version),
+            columns: columns, lockOrder: lockOrder)
         let entity = group.entity.name
         try emit(sql) { [self] returned in
             let versions = try Self.versions(returned)
@@ -133,7 +135,7 @@ extension SaveExecution {
                 positions.append(Int32(truncatingIfNeeded: seen.count - 1))
             }
         }
-        let table = SchemaMapping.joinTableName(entity: group.entity.name, relationship: group.relationship.name)
+        let table = plan.mapping.joinTableName(of: group.relationship, in: group.entity)
         let detach = plan.mapping.model.inverse(of: group.relationship).map { !$0.relationship.isToMany } ?? false
         try emit(statements.unlink(joinTable: table, owners: owners, pairs: pairs, detachMembers: detach)) { _ in }
         let ordered = group.relationship.kind == .orderedToMany
@@ -157,8 +159,7 @@ extension SaveExecution {
             ) { _ in }
         }
         if let inverse = mirrored {
-            let other = SchemaMapping.joinTableName(
-                entity: inverse.entity.name, relationship: inverse.relationship.name)
+            let other = plan.mapping.joinTableName(of: inverse.relationship, in: inverse.entity)
             for statement in statements.mirror(joinTable: other, owners: owners, pairs: pairs) {
                 try emit(statement) { _ in }
             }
@@ -167,7 +168,8 @@ extension SaveExecution {
 
     func delete(_ group: SavePlan.DeleteGroup, _ emit: Emit) throws {
         let sorted = zip(group.keys, group.versions).sorted { $0.0 < $1.0 }
-        let sql = statements.delete(from: group.entity.name, keys: sorted.map(\.0), versions: sorted.map(\.1))
+        let sql = statements.delete(
+            from: plan.mapping.tableName(of: group.entity.name), keys: sorted.map(\.0), versions: sorted.map(\.1))
         try emit(sql) { [self] returned in
             var found = Set<Int64>()
             for row in 0..<returned.rowCount { found.insert(try BindEncoding.int64(returned, row: row, column: 0)) }

@@ -153,7 +153,8 @@ final class SaveExecution {
             var values = update.rows.compactMap { row in row.value(of: key.name).flatMap { $0.isNull ? nil : $0 } }
             guard values.count == update.rows.count else { continue }
             for group in upserts { values += group.rows.compactMap { $0.attributes[key.name] } }
-            try runner.run(statements.lock(table: update.entity.name, identifiers: values, of: key))
+            try runner.run(
+                statements.lock(table: plan.mapping.tableName(of: update.entity.name), identifiers: values, of: key))
         }
     }
 
@@ -181,6 +182,13 @@ final class SaveExecution {
         -> [ColumnValues]
     {
         var columns: [ColumnValues] = []
+        // In a hierarchy's table, each row names its entity.
+        if plan.mapping.isHierarchical(entity.name) {
+            columns.append(
+                ColumnValues(
+                    name: SchemaMapping.entityColumn, type: .string,
+                    values: Array(repeating: .string(entity.name), count: rows.count)))
+        }
         // Rows are in the entity's layout (SavePlan): position i is `entity.attributes[i]`.
         for (position, attribute) in entity.attributes.enumerated()
         where rows.contains(where: { $0.attributes[at: position] != nil }) {
@@ -224,7 +232,8 @@ final class SaveExecution {
             guard let links = groups[group], let first = links.first else { continue }
             try runner.run(
                 statements.link(
-                    table: first.entity, column: first.column, keys: try links.map { try requireKey(of: $0.source) },
+                    table: plan.mapping.tableName(of: first.entity), column: first.column,
+                    keys: try links.map { try requireKey(of: $0.source) },
                     targets: try links.map { try requireKey(of: $0.target) }))
         }
     }
