@@ -28,9 +28,9 @@ public struct XcodeModel: Sendable {
     ///     names another), a `.xcdatamodel` folder, or a `contents` file.
     ///   - version: For a bundle, the version to read (`Model 2`, with or without `.xcdatamodel`).
     /// - Throws: ``XcodeModelError`` for a file that is missing or not a model, malformed XML, an unknown
-    ///   version, or entity inheritance (`parentEntity`, abstract entities), which the model cannot hold yet;
+    ///   version, an unknown attribute type, a relationship to a missing entity;
     ///   `CVManagedStructError.invalidModel` when the entities do not make a valid model (an inverse that does
-    ///   not match).
+    ///   not match, an unknown parent entity).
     public init(contentsOf url: URL, version: String? = nil) throws {
         let (contents, name) = try Self.contentsFile(url, version: version)
         let data: Data

@@ -76,6 +76,18 @@ import Testing
         return bundle
     }
 
+    @Test func aModelReadAloneHandsEveryWarningToItsCaller() throws {
+        let bundle = try Self.bundle()
+        defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+        let imported = try XcodeModel(contentsOf: bundle)
+        #expect(!imported.warnings.isEmpty)
+        var warnings: [XcodeModelWarning] = []
+        let model = try ManagedObjectModel(contentsOf: bundle) { warnings.append($0) }
+        #expect(model == imported.model)
+        #expect(warnings == imported.warnings)
+        #expect(try ManagedObjectModel(contentsOf: bundle, version: "Model", warnings: { _ in }).entities.count > 0)
+    }
+
     @Test func theCurrentVersionMapsEveryTypeAndRule() throws {
         let bundle = try Self.bundle()
         defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
