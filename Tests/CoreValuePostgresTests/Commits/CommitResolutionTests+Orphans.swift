@@ -26,7 +26,8 @@ extension CommitResolutionTests {
             proxy.arm(.beforeStatement("\"Company_employees\""))
             try read.save(context)
             #expect(proxy.cuts == 1)
-            let stored = try #require((try Company.query(ManagedObjectContext(store: direct), predicate: nil) as [Company]).first)
+            let reader = ManagedObjectContext(store: direct)
+            let stored = try #require((try Company.query(reader, predicate: nil) as [Company]).first)
             #expect(stored.employees.map(\.name) == ["Ann"])
         }
     }
