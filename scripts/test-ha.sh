@@ -130,8 +130,8 @@ steps_plain() {
     # too, and keeps the application_name of an earlier one, so those kills hit other tests) and LISTEN (ChangeNotificationTests; HighAvailabilityTests hears a
     # store behind pgbouncer through its direct listenConnection). The driver's own tests (LibPQTests) test
     # session features (LISTEN, COPY into temporary tables, cancel) and stay on direct connections. TLSTests
-    # need the TLS-only server that `make test` starts for them, and LeastPrivilegeTests log in as roles they
-    # create, which pgbouncer's user list does not know: both run in `make test`.
+    # need the TLS-only server that `make test` starts for them, and LeastPrivilegeTests (with the behaviour and inheritance
+    # suites run as an application role) log in as roles they create, which pgbouncer's user list does not know: both run in `make test`.
     # CommitResolutionTests cut a connection in a proxy of their own and keep its server side open, so the cut
     # transaction's backend stays idle in it: a direct connection's lookup knows that backend by process ID and
     # ends it, but pgbouncer's process IDs are its own, so behind it the save run again would wait on the cut
@@ -148,7 +148,7 @@ steps_plain() {
     export CV_TEST_STATEMENT_CACHE=0
     run pgbouncer "$HA_PGBOUNCER_URL" CoreValuePostgresTests \
         '✔ Test postgresStoreBehaviour\(_:_:\) with [0-9]+ test cases passed' \
-        'HighAvailabilityTests|HistoryFailoverTests|TLSFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver|CommitResolutionTests' \
+        'HighAvailabilityTests|HistoryFailoverTests|TLSFailoverTests|aHistoryListenerMissesNothing|RetryTests|FailureRecoveryTests|ChangeNotificationTests|aConnectionKilledMidStream|aStreamThatLosesItsConnectionAfterABatch|aFetchAfterEveryPooledBackendWasTerminated|TLSTests|LeastPrivilegeTests|historyWorksWithTheGrantsAlone|postgresStoreBehaviourAsApplicationRole|postgresStoreInheritanceAsApplicationRole|postgresStoreBehaviourInTransactionSandboxes|aSandboxWhoseConnectionWasLostIsOver|CommitResolutionTests' \
         || status=1
     unset CV_TEST_STATEMENT_CACHE
     failover_suites "" || status=1
