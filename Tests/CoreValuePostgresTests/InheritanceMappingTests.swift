@@ -82,6 +82,8 @@ func postgresStoreInheritanceAsApplicationRole(_ check: SuiteCase) async throws 
         #expect(ddl.contains(#""_entity" text NOT NULL"#))
         #expect(!ddl.contains(#"CREATE TABLE "s"."Photo""#))
         #expect(!ddl.contains(#"CREATE TABLE "s"."Video""#))
+        // Photo and Video each declare width: one column.
+        #expect(ddl.components(separatedBy: #""width" bigint"#).count == 2)
         let grants = SchemaPrinter(model: InheritanceSuite.model, schema: "s").grants(to: "app")
         #expect(grants.contains(#""s"."Media""#) && !grants.contains(#""s"."Photo""#))
     }
@@ -101,6 +103,52 @@ func postgresStoreInheritanceAsApplicationRole(_ check: SuiteCase) async throws 
                 _ = try PostgresStore(model: InheritanceSuite.model, configuration: try .init(url: url, schema: schema))
             } throws: { error in
                 "\(error)".contains("_entity")
+            }
+        }
+    }
+
+    /// A column siblings share: the mapping has it once, nullable, with a DEFAULT only when every sibling
+    /// declares the same default; a migrated schema passes the check at open and diffs empty; a sibling that
+    /// starts declaring a column another already has adds nothing.
+    @Test func siblingsShareOneColumn() throws {
+        func model(_ videoWidth: Attribute?, photoDefault: Int64? = 640) throws -> ManagedObjectModel {
+            try ManagedObjectModel([
+                Entity("Media", abstract: true, attributes: [Attribute("code", .string, unique: true)]),
+                Entity(
+                    "Photo", parent: "Media",
+                    attributes: [Attribute("width", .int64, defaultValue: photoDefault.map(AttributeValue.int64))]),
+                Entity(
+                    "Video", parent: "Media",
+                    attributes: [Attribute("seconds", .double)] + (videoWidth.map { [$0] } ?? [])),
+            ])
+        }
+        let same = try model(Attribute("width", .int64, optional: true, defaultValue: .int64(640)))
+        let media = try #require(SchemaMapping(model: same, resolvesCommits: false).tables.first)
+        #expect(media.columns.map(\.name) == ["_pk", "_version", "_entity", "code", "width", "seconds"])
+        let width = try #require(media.columns.first { $0.name == "width" })
+        #expect(width.isNullable && !width.isUnique && width.defaultLiteral == "640")
+        let differing = try model(Attribute("width", .int64, defaultValue: .int64(1_920)))
+        let shared = try #require(
+            SchemaMapping(model: differing, resolvesCommits: false).tables.first?.columns.first { $0.name == "width" })
+        #expect(shared.defaultLiteral == nil && shared.constraints.isEmpty)
+        let ddl = SchemaPrinter(model: differing, schema: "s").ddl
+        #expect(ddl.components(separatedBy: #""width" bigint"#).count == 2)
+        // Video starts declaring the width Photo has: its column is already there.
+        let before = try model(nil, photoDefault: nil)
+        let after = try model(Attribute("width", .int64), photoDefault: nil)
+        #expect(try SchemaDiff.between(before, after).isEmpty)
+        #expect(try SchemaDiff.between(after, after).isEmpty)
+        guard TestDatabase.isAvailable("siblingsShareOneColumn") else { return }
+        for model in [same, differing, after] {
+            try TestSchema.withEmpty { schema in
+                let migrator = try Migrator(url: schema.url, schema: schema.name)
+                #expect(try !migrator.migrate(model: model).isEmpty)
+                // Read back from the catalog, the schema matches the model: the shared column once.
+                #expect(try migrator.migrate(model: model).isEmpty)
+                // The schema check at open passes: the shared column is checked once.
+                let store = try PostgresStore(
+                    model: model, configuration: try .init(url: schema.url, schema: schema.name))
+                store.close()
             }
         }
     }

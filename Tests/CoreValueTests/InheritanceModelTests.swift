@@ -59,8 +59,17 @@ import Testing
         ),
         (
             [
+                Entity("A"), Entity("B", parent: "A", relationships: [Relationship("x", to: "A")]),
+                Entity("C", parent: "A", relationships: [Relationship("x", to: "A")]),
+            ],
+            CVManagedStructError.invalidModel(
+                entity: "C", key: "x",
+                message: "'B' of the same hierarchy declares 'x' too; declare it once, on a common parent")
+        ),
+        (
+            [
                 Entity("A"), Entity("B", parent: "A", attributes: [Attribute("x", .string)]),
-                Entity("C", parent: "A", attributes: [Attribute("x", .int64)]),
+                Entity("C", parent: "A", relationships: [Relationship("x", to: "A")]),
             ],
             CVManagedStructError.invalidModel(
                 entity: "C", key: "x",
@@ -69,6 +78,76 @@ import Testing
     ])
     func anInvalidHierarchyIsATypedErrorNamingEntityAndKey(entities: [Entity], expected: CVManagedStructError) {
         #expect(throws: expected) { try ManagedObjectModel(entities) }
+    }
+
+    /// Siblings or cousins may each declare an attribute of one name and type (Core Data allows it): each has
+    /// its own, with its own optionality and default, and each is its own declaring entity.
+    @Test func siblingsAndCousinsMayEachDeclareAnAttributeOfOneNameAndType() throws {
+        let model = try ManagedObjectModel([
+            Entity("Media", abstract: true, attributes: [Attribute("code", .string)]),
+            Entity("Photo", parent: "Media", attributes: [Attribute("width", .int64)]),
+            Entity("RawPhoto", parent: "Photo", attributes: [Attribute("depth", .int16, optional: true)]),
+            Entity("Video", parent: "Media", attributes: [Attribute("width", .int64, optional: true)]),
+            Entity("Clip", parent: "Video", attributes: [Attribute("depth", .int16, defaultValue: .int16(8))]),
+        ])
+        #expect(try model.entity("Photo").attributes.map(\.name) == ["code", "width"])
+        #expect(try model.entity("Video").attributes.map(\.name) == ["code", "width"])
+        #expect(try model.entity("Photo").attribute(named: "width")?.isOptional == false)
+        #expect(try model.entity("Video").attribute(named: "width")?.isOptional == true)
+        #expect(try model.entity("Clip").attribute(named: "depth")?.defaultValue == .int16(8))
+        #expect(model.declaringEntity(of: "width", in: "Photo") == "Photo")
+        #expect(model.declaringEntity(of: "width", in: "Video") == "Video")
+        #expect(model.declaringEntity(of: "width", in: "Clip") == "Video")
+        #expect(model.declaringEntity(of: "depth", in: "RawPhoto") == "RawPhoto")
+        #expect(model.declaringEntity(of: "depth", in: "Clip") == "Clip")
+        #expect(model.entity(named: "Media")?.attribute(named: "width") == nil)
+    }
+
+    /// Siblings' attributes of one name and different types: the typed error names both entities, the key,
+    /// and both types (`expected` the first declarer's, `found` the second's).
+    @Test func siblingsAttributesOfOneNameAndDifferentTypesAreATypedError() {
+        let error = #expect(throws: CVManagedStructError.self) {
+            try ManagedObjectModel([
+                Entity("Media", abstract: true),
+                Entity("Photo", parent: "Media", attributes: [Attribute("width", .int64)]),
+                Entity("Video", parent: "Media", attributes: [Attribute("width", .double)]),
+            ])
+        }
+        #expect(error?.code == .invalidModel)
+        #expect(error?.entity == "Video" && error?.key == "width")
+        #expect(error?.expected == "int64" && error?.found == "double")
+        #expect(
+            error?.message
+                == "'Photo.width' is int64 and 'Video.width' is double; entities of one hierarchy share a column "
+                + "per name, so attributes of the same name need the same type")
+        // Cousins too.
+        let cousins = #expect(throws: CVManagedStructError.self) {
+            try ManagedObjectModel([
+                Entity("Media", abstract: true),
+                Entity("Photo", parent: "Media"),
+                Entity("RawPhoto", parent: "Photo", attributes: [Attribute("depth", .int16)]),
+                Entity("Video", parent: "Media"),
+                Entity("Clip", parent: "Video", attributes: [Attribute("depth", .string)]),
+            ])
+        }
+        #expect(
+            cousins?.entity == "Clip" && cousins?.key == "depth"
+                && cousins?.message?.contains("'RawPhoto.depth'") == true)
+    }
+
+    /// A unique attribute two siblings declare is refused: their one UNIQUE column would be unique across
+    /// both entities, which neither declared.
+    @Test(arguments: [(true, false), (false, true), (true, true)])
+    func siblingsAttributesOfOneNameThatAreUniqueAreRefused(first: Bool, second: Bool) {
+        let error = #expect(throws: CVManagedStructError.self) {
+            try ManagedObjectModel([
+                Entity("Media", abstract: true),
+                Entity("Photo", parent: "Media", attributes: [Attribute("serial", .string, unique: first)]),
+                Entity("Video", parent: "Media", attributes: [Attribute("serial", .string, unique: second)]),
+            ])
+        }
+        #expect(error?.code == .invalidModel && error?.entity == "Video" && error?.key == "serial")
+        #expect(error?.message?.contains("'Photo.serial' and 'Video.serial' share one column of 'Media'") == true)
     }
 
     @Test func aLongChainOfParentsResolvesWithoutRecursion() throws {

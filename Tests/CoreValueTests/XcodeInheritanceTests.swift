@@ -27,6 +27,7 @@ import Testing
             </entity>
             <entity name="Video" representedClassName="Video" parentEntity="Media" syncable="YES" codeGenerationType="class">
                 <attribute name="seconds" attributeType="Double" usesScalarValueType="YES"/>
+                <attribute name="width" attributeType="Integer 64" usesScalarValueType="YES"/>
             </entity>
             <entity name="Album" representedClassName="Album" syncable="YES" codeGenerationType="class">
                 <attribute name="name" attributeType="String"/>
@@ -67,6 +68,40 @@ import Testing
             ManagedObjectContext(store: store), predicate: nil)
         #expect(items == [.rawPhoto(InheritanceSuite.raw), .video(InheritanceSuite.video)])
         #expect { try context.insert(entityName: "Media") } throws: { hasCode($0, .abstractEntity) }
+    }
+
+    /// Siblings that each declare an attribute of one name (Photo's and Video's `width`, as real models do)
+    /// import when the types agree; differing types, or a relationship two siblings declare, are typed errors.
+    @Test func siblingsMayEachDeclareAnAttributeOfOneNameAndType() throws {
+        let model = try Self.read(Self.contents).model
+        #expect(try model.entity("Photo").declaredAttributes.map(\.name) == ["width"])
+        #expect(try model.entity("Video").declaredAttributes.map(\.name) == ["seconds", "width"])
+        #expect(model.declaringEntity(of: "width", in: "Video") == "Video")
+        #expect(model.declaringEntity(of: "width", in: "RawPhoto") == "Photo")
+        // Video's width (the line after its seconds) as a Double.
+        var lines = Self.contents.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let seconds = try #require(lines.firstIndex { $0.contains(#"name="seconds""#) })
+        lines[seconds + 1] = lines[seconds + 1].replacingOccurrences(of: "Integer 64", with: "Double")
+        let retyped = lines.joined(separator: "\n")
+        #expect(retyped != Self.contents)
+        let error = #expect(throws: CVManagedStructError.self) { try Self.read(retyped) }
+        #expect(error?.code == .invalidModel)
+        #expect(error?.entity == "Video" && error?.key == "width")
+        #expect(error?.expected == "int64" && error?.found == "double")
+        #expect(error?.message?.contains("'Photo.width'") == true)
+        let relationships = #"""
+            <model>
+                <entity name="A" isAbstract="YES"/>
+                <entity name="B" parentEntity="A">
+                    <relationship name="x" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="A"/>
+                </entity>
+                <entity name="C" parentEntity="A">
+                    <relationship name="x" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="A"/>
+                </entity>
+            </model>
+            """#
+        let refused = #expect(throws: CVManagedStructError.self) { try Self.read(relationships) }
+        #expect(refused?.code == .invalidModel && refused?.entity == "C" && refused?.key == "x")
     }
 
     @Test func anInheritanceErrorNamesTheEntity() throws {

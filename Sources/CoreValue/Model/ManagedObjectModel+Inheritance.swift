@@ -45,9 +45,11 @@ extension ManagedObjectModel {
     }
 
     /// The entity that declares `key` among `name` and its parents: `name` itself for its own keys and
-    /// without inheritance. A hierarchy declares each key once, so a store keys what it keeps for an
+    /// without inheritance. A chain of parents declares each key once, so a store keys what it keeps for an
     /// inherited property (a join table, a choice of which side keeps a link) by the declaring entity, the
-    /// same for every entity that inherits it.
+    /// same for every entity that inherits it. Siblings or cousins may each declare an attribute of one name
+    /// and type (they share a column); each is then its own declarer. A relationship is declared once per
+    /// hierarchy.
     public func declaringEntity(of key: String, in name: String) -> String {
         guard let ancestors = lineages[name]?.ancestors, ancestors.count > 1 else { return name }
         for ancestor in ancestors.reversed() {
@@ -73,7 +75,8 @@ extension ManagedObjectModel {
     /// resolved before (its inherited counts set) keeps only its own properties and inherits afresh.
     ///
     /// - Throws: ``CVManagedStructError/invalidModel(entity:key:message:)`` for an unknown parent, a cycle of
-    ///   parents, or a key that an entity declares although its parent chain has it.
+    ///   parents, a key that an entity declares although its parent chain has it, or a key two entities of
+    ///   one hierarchy declare that cannot share a column (see `checkKeysOnce`).
     static func resolveInheritance(_ entities: [Entity], index: [String: Int]) throws -> [Entity] {
         guard
             entities.contains(where: {
@@ -114,24 +117,71 @@ extension ManagedObjectModel {
         return result
     }
 
-    /// Refuses a key that two entities of one hierarchy declare (siblings, or cousins): a hierarchy is stored
-    /// as one unit, where a key names one column or one join table; a key they share belongs on a common
-    /// parent.
+    /// Checks the keys that two entities of one hierarchy declare (siblings, or cousins). A hierarchy is
+    /// stored as one unit, where a key names one column or one join table:
+    ///
+    /// - Attributes of the same name and type are accepted (as Core Data accepts them): they share one
+    ///   nullable column of the hierarchy's table, and each entity's own optionality and default apply to
+    ///   its rows. A unique one is refused (see ``sharedAttributeConflict(_:_:key:in:)``): one UNIQUE
+    ///   column would be unique across both entities, which neither declared.
+    /// - Attributes of the same name and different types are refused, naming both entities and types.
+    /// - A relationship that two entities declare, or a name one declares as an attribute and the other as
+    ///   a relationship, is refused: a relationship they share belongs on a common parent.
     private static func checkKeysOnce(_ entities: [Entity], index: [String: Int]) throws {
-        var declared: [String: [String: String]] = [:]
+        // Per root, per key: the first entity that declares it, and its attribute (nil for a relationship).
+        var declared: [String: [String: (entity: String, attribute: Attribute?)]] = [:]
         for entity in entities where entity.parent != nil || entities.contains(where: { $0.parent == entity.name }) {
             var root = entity
             while let parent = root.parent.flatMap({ index[$0] }) { root = entities[parent] }
-            for key in entity.declaredAttributes.map(\.name) + entity.declaredRelationships.map(\.name) {
+            let keys =
+                entity.declaredAttributes.map { ($0.name, Optional($0)) }
+                + entity.declaredRelationships.map { ($0.name, Attribute?.none) }
+            for (key, attribute) in keys {
                 if let other = declared[root.name]?[key] {
+                    if let attribute, let otherAttribute = other.attribute {
+                        if let conflict = sharedAttributeConflict(
+                            (other.entity, otherAttribute), (entity.name, attribute), key: key, in: root.name)
+                        {
+                            throw conflict
+                        }
+                        continue
+                    }
                     throw CVManagedStructError.invalidModel(
                         entity: entity.name, key: key,
-                        message: "'\(other)' of the same hierarchy declares '\(key)' too; declare it once, on a "
+                        message: "'\(other.entity)' of the same hierarchy declares '\(key)' too; declare it once, on a "
                             + "common parent")
                 }
-                declared[root.name, default: [:]][key] = entity.name
+                declared[root.name, default: [:]][key] = (entity.name, attribute)
             }
         }
+    }
+
+    /// Why two entities of hierarchy `root` cannot both declare attribute `key` (sharing its column), or
+    /// `nil` when they can: ``CVManagedStructError/invalidModel(entity:key:message:)`` with `entity` the
+    /// second declarer, `key`, `expected` the first declarer's type and `found` the second's, and a message
+    /// naming both entities.
+    static func sharedAttributeConflict(
+        _ first: (entity: String, attribute: Attribute), _ second: (entity: String, attribute: Attribute),
+        key: String, in root: String
+    ) -> CVManagedStructError? {
+        let firstType = "\(first.attribute.type)", secondType = "\(second.attribute.type)"
+        var reason: String
+        if first.attribute.type != second.attribute.type {
+            reason =
+                "'\(first.entity).\(key)' is \(firstType) and '\(second.entity).\(key)' is \(secondType); entities of "
+                + "one hierarchy share a column per name, so attributes of the same name need the same type"
+        } else if first.attribute.isUnique || second.attribute.isUnique {
+            reason =
+                "'\(first.entity).\(key)' and '\(second.entity).\(key)' share one column of '\(root)', where "
+                + "a unique attribute would be unique across both; declare it once, on a common parent, or not "
+                + "unique"
+        } else {
+            return nil
+        }
+        var error = CVManagedStructError.invalidModel(entity: second.entity, key: key, message: reason)
+        error.expected = firstType
+        error.found = secondType
+        return error
     }
 
     /// Each entity's depth in its hierarchy (0 for a root), by walking up from each entity until a root or

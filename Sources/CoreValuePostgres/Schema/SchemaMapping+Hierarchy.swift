@@ -3,8 +3,9 @@
 /// Entity inheritance on PostgreSQL: one table per hierarchy, as Core Data's SQLite store keeps it.
 ///
 /// A hierarchy's rows live in its root's table, which has a text column ``entityColumn`` naming each row's
-/// entity and a column for every attribute and owning to-one of every entity in the hierarchy (a hierarchy
-/// declares each key once, so names never clash). The columns of the root's own attributes keep their
+/// entity and a column for every attribute and owning to-one of every entity in the hierarchy. A chain of
+/// parents declares each key once; siblings or cousins that each declare an attribute of one name and type
+/// share its one column (the model refuses other repeats, and unique ones). The columns of the root's own attributes keep their
 /// nullability; a subentity's are nullable, since the other entities' rows hold nothing there, and the
 /// change set check keeps them required for that subentity's rows. One table means one identity sequence,
 /// so a key names one row across the hierarchy: a foreign key or join table to any entity of it references

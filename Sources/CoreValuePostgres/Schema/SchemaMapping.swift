@@ -94,6 +94,11 @@ package struct SchemaMapping: Sendable {
     }
 
     /// Appends a column per attribute; `nullable` for a subentity's attributes in its root's table.
+    ///
+    /// Siblings or cousins may each declare an attribute of one name and type (the model refuses other
+    /// repeats, and unique ones): they share the column the first added, which keeps its `DEFAULT` only when
+    /// every declaration has the same default. The column's default serves rows a migration adds the column
+    /// to; a save writes each entity's own default itself.
     private func addColumns(_ attributes: [Attribute], nullable: Bool, to columns: inout [ColumnDefinition]) {
         for attribute in attributes {
             var constraints: [String] = []
@@ -101,6 +106,13 @@ package struct SchemaMapping: Sendable {
             if let value = attribute.defaultValue, !value.isNull {
                 literal = SQLLiteral.render(value)
                 constraints.append("DEFAULT " + SQLLiteral.render(value))
+            }
+            if let shared = columns.firstIndex(where: { $0.name == attribute.name }) {
+                if columns[shared].defaultLiteral != literal {
+                    columns[shared].defaultLiteral = nil
+                    columns[shared].constraints = ""
+                }
+                continue
             }
             if attribute.isUnique { constraints.append("UNIQUE") }
             columns.append(

@@ -4,7 +4,8 @@ import Testing
 
 /// Entity inheritance (issue 31, point 2) on any store: a three-level hierarchy under an abstract root
 /// (`Media` > `Photo` > `RawPhoto`, `Media` > `Video`), and an `Album` whose ordered to-many and to-one point
-/// at the abstract root. The cases take a factory of stores for ``model``.
+/// at the abstract root. `Photo` and `Video` each declare `width` (siblings' attributes of one name and type,
+/// as Core Data allows: one column on PostgreSQL). The cases take a factory of stores for ``model``.
 enum InheritanceSuite {
     static let model: ManagedObjectModel = {
         do { return try makeModel() } catch { preconditionFailure("the inheritance test model is invalid: \(error)") }
@@ -19,7 +20,10 @@ enum InheritanceSuite {
             }
             Entity("Photo", parent: "Media") { Attribute("width", .int64) }
             Entity("RawPhoto", parent: "Photo") { Attribute("sensor", .string) }
-            Entity("Video", parent: "Media") { Attribute("seconds", .double) }
+            Entity("Video", parent: "Media") {
+                Attribute("seconds", .double)
+                Attribute("width", .int64)
+            }
             Entity("Album") {
                 Attribute("name", .string, unique: true)
                 Relationship("items", to: "Media", .orderedToMany, inverse: "album", deleteRule: .cascade)
@@ -61,10 +65,11 @@ enum InheritanceSuite {
         func IdentifierValue() -> IdentifierType { code }
         var code: String
         var title: String
+        var width: Int64
         var seconds: Double
 
         static func fromObject(_ o: ManagedObject) throws -> Video {
-            try curry(self.init) <^> o <| "code" <^> o <| "title" <^> o <| "seconds"
+            try curry(self.init) <^> o <| "code" <^> o <| "title" <^> o <| "width" <^> o <| "seconds"
         }
     }
 
@@ -123,7 +128,7 @@ enum InheritanceSuite {
 
     static let photo = Photo(code: "p1", title: "Beach", width: 640)
     static let raw = RawPhoto(code: "r1", title: "Alps", width: 6_000, sensor: "CMOS")
-    static let video = Video(code: "v1", title: "Concert", seconds: 90.5)
+    static let video = Video(code: "v1", title: "Concert", width: 1_920, seconds: 90.5)
 
     /// Saves one object of each subentity, in the order photo, video, raw photo.
     static func saveOneOfEach(_ store: any Store, _ api: APIMode) async throws {
@@ -262,6 +267,7 @@ enum InheritanceSuite {
             let pending = try context.insert(entityName: "Video")
             try pending.setValue("v2", forKey: "code")
             try pending.setValue("Aria", forKey: "title")
+            try pending.setValue(Int64(720), forKey: "width")
             try pending.setValue(3.0, forKey: "seconds")
             let all = try fetch(context, FetchRequest(entityName: "Media", sortDescriptors: [.init(key: "title")]))
             #expect(all.map { try? $0.value(forKey: "code", as: String.self) } == ["r1", "v2", "p1", "v1"])
@@ -377,6 +383,53 @@ enum InheritanceSuite {
             #expect(try fetch(left, FetchRequest(entityName: "Media")).isEmpty)
             #expect(try fetch(left, FetchRequest(entityName: "Album")).isEmpty)
         },
+        SuiteCase("siblings that each declare width share it: each saves, fetches and filters its own") {
+            make, api in
+            let store = try make()
+            try await saveOneOfEach(store, api)
+            let context = ManagedObjectContext(store: store)
+            // Each sibling reads its own value back.
+            let photos: [Photo] = try await Photo.query(
+                context, predicate: nil, sortDescriptors: [.init(key: "code")], via: api)
+            #expect(photos.map(\.width) == [640, 6_000])
+            let videos: [Video] = try await Video.query(context, predicate: nil, via: api)
+            #expect(videos == [video])
+            // A predicate on the shared key through each sibling matches only that sibling's objects.
+            let widePhotos: [Photo] = try await Photo.query(
+                context, predicate: .key("width") > 1_000, sortDescriptors: [.init(key: "code")], via: api)
+            #expect(widePhotos.map(\.code) == ["r1"])
+            let wideVideos: [Video] = try await Video.query(context, predicate: .key("width") > 1_000, via: api)
+            #expect(wideVideos == [video])
+            let narrowVideos: [Video] = try await Video.query(context, predicate: .key("width") < 1_000, via: api)
+            #expect(narrowVideos.isEmpty)
+            let between = try fetch(context, FetchRequest(entityName: "Photo", predicate: .key("width") > 500))
+            #expect(names(between) == ["Photo", "RawPhoto"])
+            let typed = try await Video.query(context, predicate: #Predicate<Video> { $0.width == 1_920 })
+            #expect(typed == [video])
+            #expect(try count(context, FetchRequest(entityName: "Video", predicate: .key("width") > 100)) == 1)
+            // A fetch of the parent returns both siblings, each with its own width.
+            let all = try fetch(context, FetchRequest(entityName: "Media", sortDescriptors: [.init(key: "code")]))
+            #expect(names(all) == ["Photo", "RawPhoto", "Video"])
+            #expect(all.map { try? $0.value(forKey: "width", as: Int64.self) } == [640, 6_000, 1_920])
+            // The parent has no width: a predicate on it through the parent is refused.
+            #expect {
+                _ = try fetch(context, FetchRequest(entityName: "Media", predicate: .key("width") == 640))
+            } throws: { hasCode($0, .unknownKey) }
+            // Changing one sibling's value leaves the other's alone.
+            var wider = video
+            wider.width = 3_840
+            try await wider.save(ManagedObjectContext(store: store), via: api)
+            let fresh = ManagedObjectContext(store: store)
+            let after: [AnyMedia] = try await AnyMedia.query(
+                fresh, predicate: nil, sortDescriptors: [.init(key: "code")], via: api)
+            #expect(after == [.photo(photo), .rawPhoto(raw), .video(wider)])
+            // Each sibling's own optionality applies: a video without a width is refused.
+            let missing = try fresh.insert(entityName: "Video")
+            try missing.setValue("v2", forKey: "code")
+            try missing.setValue("Aria", forKey: "title")
+            try missing.setValue(3.0, forKey: "seconds")
+            #expect { try save(fresh) } throws: { hasCode($0, .missingValue) }
+        },
         SuiteCase("a unique attribute is unique across the hierarchy") { make, api in
             let store = try make()
             try await saveOneOfEach(store, api)
@@ -390,7 +443,7 @@ enum InheritanceSuite {
             // A sibling entity's object cannot take it.
             let context = ManagedObjectContext(store: store)
             await #expect {
-                try await Video(code: "p1", title: "Clash", seconds: 1).save(context, via: api)
+                try await Video(code: "p1", title: "Clash", width: 1, seconds: 1).save(context, via: api)
             } throws: { hasCode($0, .constraintViolation) }
             let videos: [Video] = try await Video.query(ManagedObjectContext(store: store), predicate: nil, via: api)
             #expect(videos == [video])
