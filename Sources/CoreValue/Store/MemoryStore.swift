@@ -93,12 +93,9 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
                         return (key, found.row, kind)
                     }
                 }, folding: folding)
-            if !entity.isInHierarchy {
-                return try fetchRows(of: entity, request, rowReader) { reader.snapshot($0, $1, $2) }
-            }
             // The rows of the entity and, in a hierarchy, of its subentities: a hierarchy shares one key
             // sequence, so the keys are distinct and order ties among them as among one entity's rows.
-            let kinds = try request.entityNames(in: model).map(index.entity)
+            let kinds = entity.isInHierarchy ? try request.entityNames(in: model).map(index.entity) : [entity]
             var rows: [Int64: (row: MemoryRow, entity: EntityIndex)] = [:]
             var keys: [Int64] = []
             for kind in kinds {
@@ -122,35 +119,6 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
             let window = keys.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max)
             return window.compactMap { key in rows[key].map { reader.snapshot($0.entity, key, $0.row) } }
         }
-    }
-
-    /// ``fetch(_:)-(FetchRequest)`` of an entity without inheritance, on the locked state: its own table's
-    /// rows, matched, sorted and windowed.
-    private func fetchRows(
-        of entity: EntityIndex, _ request: FetchRequest,
-        _ rowReader: PredicateEvaluator.Reader<(key: Int64, row: MemoryRow, entity: EntityIndex)>,
-        _ snapshot: (EntityIndex, Int64, MemoryRow) -> RowSnapshot
-    ) throws -> [RowSnapshot] {
-        var keys: [Int64] = []
-        for (key, row) in state.tables[entity.name] ?? [:] {
-            guard let predicate = request.predicate else {
-                keys.append(key)
-                continue
-            }
-            if try PredicateEvaluator.matches(predicate, (key, row, entity), rowReader) { keys.append(key) }
-        }
-        let rows = state.tables[entity.name] ?? [:]
-        keys.sort { lhs, rhs in
-            for sort in request.sortDescriptors {
-                let order = ValueOrder.sortOrder(
-                    rows[lhs]?.attributes[sort.key] ?? .null, rows[rhs]?.attributes[sort.key] ?? .null,
-                    ascending: sort.ascending)
-                if order != 0 { return order < 0 }
-            }
-            return lhs < rhs
-        }
-        let window = keys.dropFirst(request.fetchOffset).prefix(request.fetchLimit ?? Int.max)
-        return window.compactMap { key in rows[key].map { snapshot(entity, key, $0) } }
     }
 
     /// The rows for these IDs; IDs naming no row (and temporary IDs) are left out.
