@@ -148,20 +148,6 @@ rebuild_node() {
     say "rebuilt node $n (port $(port_of "$n")) as the sync standby of port $pport in $(secs "$t0" "$(now)")s"
 }
 
-# The current primary and standby, asked of the servers (the state file only says which node was last
-# promoted). standby is empty unless that node streams from the primary.
-probe() {
-    P_NODE="" S_NODE=""
-    local n
-    for n in "$PRIMARY" "$(other "$PRIMARY")"; do
-        if accepts_writes "$(port_of "$n")"; then P_NODE=$n; break; fi
-    done
-    [[ -n "$P_NODE" ]] || return 0
-    PRIMARY=$P_NODE
-    n=$(other "$P_NODE")
-    if streams "$(port_of "$P_NODE")" "$n"; then S_NODE=$n; fi
-}
-
 # --- TLS ------------------------------------------------------------------------------------------------
 
 # tls_node_files data: the server certificate and key in a new primary's data directory, where the server

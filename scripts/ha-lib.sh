@@ -90,6 +90,21 @@ streams() {
     [[ -n "$s" && ( -z "${3:-}" || "$s" == sync ) ]]
 }
 
+# probe: P_NODE, the node that accepts writes, and S_NODE, the node streaming from it (either may be empty),
+# asked of the servers (a state file only says which node was last seen primary: it is asked first); PRIMARY
+# follows P_NODE.
+probe() {
+    P_NODE="" S_NODE=""
+    local n first=${PRIMARY:-a}
+    for n in "$first" "$(other "$first")"; do
+        if accepts_writes "$(port_of "$n")"; then P_NODE=$n; break; fi
+    done
+    [[ -n "$P_NODE" ]] || return 0
+    PRIMARY=$P_NODE
+    n=$(other "$P_NODE")
+    if streams "$(port_of "$P_NODE")" "$n"; then S_NODE=$n; fi
+}
+
 # caught_up primary_port node lsn: the standby has flushed WAL up to lsn.
 caught_up() {
     [[ "$(q "$1" "select coalesce(bool_or(flush_lsn >= '$3'), false) from pg_stat_replication

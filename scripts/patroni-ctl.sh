@@ -240,19 +240,6 @@ start_node() {
 
 # --- what the servers say -------------------------------------------------------------------------------
 
-# probe: P_NODE, the node that accepts writes, and S_NODE, the node streaming from it (either may be empty).
-probe() {
-    P_NODE="" S_NODE=""
-    local n
-    for n in a b; do
-        if accepts_writes "$(port_of "$n")"; then P_NODE=$n; break; fi
-    done
-    [[ -n "$P_NODE" ]] || return 0
-    PRIMARY=$P_NODE
-    n=$(other "$P_NODE")
-    if streams "$(port_of "$P_NODE")" "$n"; then S_NODE=$n; fi
-}
-
 # in_sync primary standby: the standby streams as the synchronous one, has flushed what the primary wrote,
 # and Patroni's store names it the synchronous standby (its REST API's /sync answers 200). That last one
 # matters: Patroni 3.0.2 sets synchronous_standby_names a loop before it records the standby in its store, and
