@@ -48,52 +48,76 @@ struct Requests {
     /// The identifier the i-th operation works on.
     func key(_ i: Int) -> Int64 { Int64((i * 7919) % n + 1) }
 
-    /// Makes the schema and saves the accounts (untimed); returns the failed checks.
+    /// Makes the schema and saves the accounts (untimed), runs the three ops; returns the failed checks.
     func run() async throws -> [String] {
-        let model = try Account.model()
-        let admin = try Connection(url)
-        defer { admin.close() }
-        try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(Self.schema)) CASCADE")
-        try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(Self.schema))")
-        try admin.execute(SchemaPrinter(model: model, schema: Self.schema).ddl)
-        var configuration = PostgresStore.Configuration(
-            connection: try ConnectionConfiguration(url), schema: Self.schema)
-        configuration.poolSize = 1
-        configuration.resolvesCommitOutcomes = BenchModel.resolvesCommits
-        let serial = try PostgresStore(model: model, configuration: configuration)
-        defer { serial.close() }
-        let accounts = (1...n).map {
-            Account(id: Int64($0), name: "account \($0)", balance: 0, updated: Self.initialDate)
-        }
-        try await accounts.saveAll(ManagedObjectContext(store: serial))
-        try admin.execute("VACUUM ANALYZE \(SQLIdentifier.quote(Self.schema)).\(SQLIdentifier.quote("Account"))")
-        for i in 0..<50 { _ = try read(key(i), serial) }
-
-        var failures: [String] = []
-        let get = try timed("get", count: ops, serial.statistics) { i in
-            let account = try read(key(i), serial)
-            if account.id != key(i) { failures.append("get: read \(account.id) for \(key(i))") }
-        } statistics: {
-            serial.statistics
-        }
-        emit(get)
-        let update = try timed("update", count: ops, serial.statistics) { i in
-            try increment(key(i), serial)
-        } statistics: {
-            serial.statistics
-        }
-        emit(update)
-
+        let serial = try serialOps()
+        defer { serial.admin.close() }
+        var configuration = serial.configuration
         configuration.poolSize = poolSize
-        let pooled = try PostgresStore(model: model, configuration: configuration)
+        let pooled = try PostgresStore(model: try Account.model(), configuration: configuration)
         defer { pooled.close() }
         emit(try await mixed(pooled))
+        return try check(serial.admin, expected: Int64(ops + tasks * (ops / tasks)), serial.failures)
+    }
 
-        let expected = Int64(ops + tasks * (ops / tasks))
+    /// The serial ops only (`--requests-serial`), all on the calling thread, so that a profiler that cannot
+    /// follow the async API's threads (valgrind, here) counts their instructions.
+    func runSerial() throws -> [String] {
+        let serial = try serialOps()
+        defer { serial.admin.close() }
+        return try check(serial.admin, expected: Int64(ops), serial.failures)
+    }
+
+    /// Makes the schema, saves the accounts (untimed), runs `get` and `update`; returns an open admin
+    /// connection, the store's configuration and the failed checks.
+    private func serialOps() throws -> (
+        admin: Connection, configuration: PostgresStore.Configuration, failures: [String]
+    ) {
+        let model = try Account.model()
+        let admin = try Connection(url)
+        do {
+            try admin.execute("DROP SCHEMA IF EXISTS \(SQLIdentifier.quote(Self.schema)) CASCADE")
+            try admin.execute("CREATE SCHEMA \(SQLIdentifier.quote(Self.schema))")
+            try admin.execute(SchemaPrinter(model: model, schema: Self.schema).ddl)
+            var configuration = PostgresStore.Configuration(
+                connection: try ConnectionConfiguration(url), schema: Self.schema)
+            configuration.poolSize = 1
+            configuration.resolvesCommitOutcomes = BenchModel.resolvesCommits
+            let serial = try PostgresStore(model: model, configuration: configuration)
+            defer { serial.close() }
+            let accounts = (1...n).map {
+                Account(id: Int64($0), name: "account \($0)", balance: 0, updated: Self.initialDate)
+            }
+            try accounts.saveAll(ManagedObjectContext(store: serial))
+            try admin.execute("VACUUM ANALYZE \(SQLIdentifier.quote(Self.schema)).\(SQLIdentifier.quote("Account"))")
+            for i in 0..<50 { _ = try read(key(i), serial) }
+
+            var failures: [String] = []
+            let get = try timed("get", count: ops, serial.statistics) { i in
+                let account = try read(key(i), serial)
+                if account.id != key(i) { failures.append("get: read \(account.id) for \(key(i))") }
+            } statistics: {
+                serial.statistics
+            }
+            emit(get)
+            let update = try timed("update", count: ops, serial.statistics) { i in
+                try increment(key(i), serial)
+            } statistics: {
+                serial.statistics
+            }
+            emit(update)
+            return (admin, configuration, failures)
+        } catch {
+            admin.close()
+            throw error
+        }
+    }
+
+    /// `failures`, and one more unless the balances add up to `expected`.
+    private func check(_ admin: Connection, expected: Int64, _ failures: [String]) throws -> [String] {
         let sum = try admin.query("SELECT sum(balance)::bigint FROM \(SQLIdentifier.quote(Self.schema)).\"Account\"")
             .decode(Int64.self, row: 0, column: 0)
-        if sum != expected { failures.append("sum(balance) = \(sum), expected \(expected)") }
-        return failures
+        return failures + (sum == expected ? [] : ["sum(balance) = \(sum), expected \(expected)"])
     }
 
     /// Reads one account in a fresh context, as a request does.
@@ -128,6 +152,7 @@ struct Requests {
     func mixed(_ store: PostgresStore) async throws -> String {
         let perTask = ops / tasks
         let before = store.statistics
+        let cpuBefore = ResidentMemory.processorTime()
         let start = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
             for t in 0..<tasks {
@@ -146,7 +171,9 @@ struct Requests {
             for try await part in group { all += part }
             return all
         }
-        return Self.line("mixed", latencies, ContinuousClock.now - start, store.statistics.since(before))
+        let wall = ContinuousClock.now - start
+        let cpu = ResidentMemory.processorTime() - cpuBefore
+        return Self.line("mixed", latencies, wall, cpu, store.statistics.since(before))
     }
 
     /// Runs `body` for 0..<count serially, timing each call.
@@ -156,17 +183,24 @@ struct Requests {
     ) throws -> String {
         var latencies: [Duration] = []
         latencies.reserveCapacity(count)
+        let cpuBefore = ResidentMemory.processorTime()
         let start = ContinuousClock.now
         for i in 0..<count {
             let began = ContinuousClock.now
             try body(i)
             latencies.append(ContinuousClock.now - began)
         }
-        return Self.line(op, latencies, ContinuousClock.now - start, statistics().since(before))
+        let wall = ContinuousClock.now - start
+        let cpu = ResidentMemory.processorTime() - cpuBefore
+        return Self.line(op, latencies, wall, cpu, statistics().since(before))
     }
 
-    /// WORKLOAD.md's line: `op= n= seconds= ops_per_s= p50_ms= p99_ms=`, then the statements per operation.
-    static func line(_ op: String, _ latencies: [Duration], _ wall: Duration, _ stats: StoreStatistics) -> String {
+    /// WORKLOAD.md's line: `op= n= seconds= ops_per_s= p50_ms= p99_ms=`, then the statements and round trips
+    /// per operation and the client's own CPU time per operation (every thread; what a busy server with
+    /// few cores also pays, and steadier from run to run than the wall time).
+    static func line(
+        _ op: String, _ latencies: [Duration], _ wall: Duration, _ cpuSeconds: Double, _ stats: StoreStatistics
+    ) -> String {
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
@@ -179,6 +213,7 @@ struct Requests {
             + "ops_per_s=\(String(format: "%.1f", Double(latencies.count) / total)) "
             + "p50_ms=\(String(format: "%.3f", percentile(0.5))) p99_ms=\(String(format: "%.3f", percentile(0.99))) "
             + "statements_per_op=\(String(format: "%.2f", Double(stats.statements) / count)) "
-            + "round_trips_per_op=\(String(format: "%.2f", Double(stats.roundTrips) / count))"
+            + "round_trips_per_op=\(String(format: "%.2f", Double(stats.roundTrips) / count)) "
+            + "cpu_us_per_op=\(String(format: "%.1f", cpuSeconds * 1_000_000 / count))"
     }
 }

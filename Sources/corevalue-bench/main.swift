@@ -6,6 +6,7 @@ import Foundation
 // corevalue-bench --worker URL W: one concurrent_upsert worker (started by the benchmark itself).
 // corevalue-bench --box N: boxing and an in-memory save only, for profilers.
 // corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed).
+// corevalue-bench --requests-serial URL [N OPS]: its serial ops only, on one thread (for callgrind).
 // corevalue-bench --batch URL [ROWS ROUNDS]: aggregates and batch requests beside the same SQL.
 // corevalue-bench --history URL N: reading N history transactions in pages, with the resident set.
 
@@ -84,6 +85,26 @@ if arguments.first == "--batch", (2...4).contains(arguments.count) {
     }
     do {
         let failures = try BatchBench(url: arguments[1], rows: values[0], rounds: values[1]).run()
+        for failure in failures { log("check failed: \(failure)") }
+        exit(failures.isEmpty ? 0 : 1)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+}
+
+// corevalue-bench --requests-serial URL [N OPS]: its serial ops (get, update) only, on the main thread, for
+// callgrind (which cannot run the async API's threads here): instructions per request, whatever the load.
+if arguments.first == "--requests-serial", (2...4).contains(arguments.count) {
+    let numbers = arguments.dropFirst(2).compactMap { Int($0) }
+    let values = numbers + [10_000, 2_000].dropFirst(numbers.count)
+    guard numbers.count == arguments.count - 2, values.allSatisfy({ $0 > 0 }) else {
+        log("usage: corevalue-bench --requests-serial URL [N OPS]   (positive)")
+        exit(2)
+    }
+    let requests = Requests(url: arguments[1], n: values[0], ops: values[1], tasks: 0, poolSize: 1)
+    do {
+        let failures = try requests.runSerial()
         for failure in failures { log("check failed: \(failure)") }
         exit(failures.isEmpty ? 0 : 1)
     } catch {
