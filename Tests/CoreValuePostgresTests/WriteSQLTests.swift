@@ -60,6 +60,21 @@ import Testing
         #expect(replaced == sql.replacingBinds([.int64(3), .int64(4)]))
     }
 
+    @Test func aStatementWithReplacedBindsKeepsThemWhenItIsWrappedOrExtended() throws {
+        let kept = (("SELECT \(bind: .int64(1))" as SQL) + " WHERE x = \(bind: .text("a"))").renderedOnce()
+        let replaced = try #require(kept.replacingBinds([.int64(7), .text("b")]))
+        #expect(replaced.keptText == "SELECT $1 WHERE x = $2")
+        let wrapped: SQL = "WITH w AS (\(replaced)) SELECT \(bind: .int64(9))"
+        #expect(wrapped.text == "WITH w AS (SELECT $1 WHERE x = $2) SELECT $3")
+        #expect(wrapped.binds == [.int64(7), .text("b"), .int64(9)])
+        #expect(wrapped.keptText == nil)
+        var extended = replaced
+        extended.append(" AND y = \(bind: .int64(8))")
+        #expect(extended.text == "SELECT $1 WHERE x = $2 AND y = $3")
+        #expect(extended.binds == [.int64(7), .text("b"), .int64(8)])
+        #expect(kept.binds == [.int64(1), .text("a")])
+    }
+
     @Test func upsertsOnTheIdentifier() {
         let id = ColumnValues(name: "id", type: .string, values: [.string("x"), .string("y")])
         let sql = statements.upsert(into: "Author", key: Attribute("id", .string, unique: true), columns: [id, name])

@@ -20,6 +20,8 @@ final class CommitMarker {
     /// lookup if it still runs: it may hold statements it received but has not run yet, whose lock a lookup
     /// would not find. `nil` when unknown (behind a pooler: the race stays, see the Concurrency article).
     let backend: (pid: Int32, start: String)?
+    /// Where the statements that carry a `COMMIT` (``carrying(_:)``) are kept by shape; `nil`: built each time.
+    let templates: StatementTemplates<CarryShape>?
 
     /// Where the row is.
     enum State {
@@ -37,10 +39,12 @@ final class CommitMarker {
     private static let sentinel = SQL(unsafeRaw: "'\(SchemaMapping.commitSentinel)'::uuid")
 
     init(
-        table: SQLIdentifier, backend: (pid: Int32, start: String)? = nil, id: UUID = CommitMarker.timeOrderedID()
+        table: SQLIdentifier, backend: (pid: Int32, start: String)? = nil, id: UUID = CommitMarker.timeOrderedID(),
+        templates: StatementTemplates<CarryShape>? = nil
     ) {
         self.table = table
         self.backend = backend
+        self.templates = templates
         self.id = id
         let u = id.uuid
         lockKey = [u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15].reduce(0) { $0 << 8 | Int64($1) }
@@ -49,14 +53,24 @@ final class CommitMarker {
     /// A UUID whose first 48 bits are the time in milliseconds and the rest random (version 7's layout):
     /// new identifiers land at the right edge of the primary key's index, as a sequence's would, instead of
     /// on a random page each (which, after a checkpoint, writes a full page image to the WAL per insert).
+    /// The random bits come from the system generator (`getrandom`): Foundation's `UUID()` opens, reads and
+    /// closes `/dev/urandom` on Linux, three system calls on every save.
     static func timeOrderedID(now: Date = Date()) -> UUID {
-        var u = UUID().uuid
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
         let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        func byte(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-        (u.0, u.1, u.2, u.3, u.4, u.5) = (byte(0), byte(1), byte(2), byte(3), byte(4), byte(5))
-        u.6 = (u.6 & 0x0F) | 0x70
-        u.8 = (u.8 & 0x3F) | 0x80
-        return UUID(uuid: u)
+        // 48 bits of time, the version (7) in the next 4, then 12 random bits.
+        let first = milliseconds << 16 | 0x7000 | (high & 0x0FFF)
+        // The variant (binary 10) in the top 2 bits, then 62 random bits.
+        let second = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        func byte(_ word: UInt64, _ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: word >> (56 - 8 * index)) }
+        return UUID(
+            uuid: (
+                byte(first, 0), byte(first, 1), byte(first, 2), byte(first, 3), byte(first, 4), byte(first, 5),
+                byte(first, 6), byte(first, 7), byte(second, 0), byte(second, 1), byte(second, 2),
+                byte(second, 3), byte(second, 4), byte(second, 5), byte(second, 6), byte(second, 7)
+            ))
     }
 
     /// `INSERT INTO commits (id, at) SELECT $1, now() FROM pg_advisory_xact_lock($2)`: the row and the lock.
@@ -70,21 +84,41 @@ final class CommitMarker {
     /// `statement`, which carries the transaction's `COMMIT`, returning the same rows and also keeping them in
     /// the row as JSON: `WITH w AS (statement), m AS (INSERT or UPDATE the row) SELECT * FROM w`. `nil` for
     /// a statement whose returned rows are not a table's columns (nothing to keep).
+    ///
+    /// A statement built once per shape (a one-row save's) gets a wrapper built once per shape too, sent
+    /// again with new values: a request's save then renders no SQL text.
     func carrying(_ statement: SQL) -> SQL? {
         guard let rows = statement.returnedRows else { return nil }
         carried = rows
+        let wasPending = state == .pending
+        state = .sent
+        var binds = statement.binds
+        binds.append(.scalar(.uuid, .uuid(id)))
+        if wasPending { binds.append(.int64(lockKey)) }
+        let build = { [self] in wrapping(statement, inserting: wasPending) }
+        guard let templates, let text = statement.keptText else { return build() }
+        let shape = CarryShape(statement: text, inserting: wasPending, table: table)
+        return templates.statement(for: shape, binding: binds) ?? templates.keep(shape, build)
+    }
+
+    /// What fixes the text of ``carrying(_:)``'s statement.
+    struct CarryShape: Hashable, Sendable {
+        /// The carried statement's text.
+        var statement: String
+        /// Whether the wrapper inserts the row (else it updates the row sent earlier).
+        var inserting: Bool
+        var table: SQLIdentifier
+    }
+
+    /// ``carrying(_:)``'s statement, built: the statement's binds, then the identifier, then (inserting) the lock.
+    private func wrapping(_ statement: SQL, inserting: Bool) -> SQL {
         let kept: SQL = "(SELECT jsonb_agg(w) FROM w)"
         let id: SQL = "\(typedBind: .scalar(.uuid, .uuid(self.id)))"
-        let write: SQL
-        switch state {
-        case .pending:
-            write =
-                "INSERT INTO \(table) (id, at, result) SELECT \(id), now(), \(kept) "
+        let write: SQL =
+            inserting
+            ? "INSERT INTO \(table) (id, at, result) SELECT \(id), now(), \(kept) "
                 + "FROM pg_advisory_xact_lock(\(typedBind: .int64(lockKey)))"
-        case .sent:
-            write = "UPDATE \(table) SET result = \(kept) WHERE id = \(id)"
-        }
-        state = .sent
+            : "UPDATE \(table) SET result = \(kept) WHERE id = \(id)"
         return "WITH w AS (\(statement)), m AS (\(write)) SELECT * FROM w"
     }
 

@@ -7,7 +7,8 @@ extension PostgresStore {
     /// (``Configuration/resolvesCommitOutcomes``).
     func commitTracking(on session: any DatabaseSession) -> CommitTracking? {
         guard configuration.resolvesCommitOutcomes else { return nil }
-        let marker = CommitMarker(table: commitTable, backend: session.backendIdentity)
+        let marker = CommitMarker(
+            table: commitTable, backend: session.backendIdentity, templates: carryTemplates)
         return CommitTracking(marker: marker) { [self] in try resolveCommit($0) }
     }
 

@@ -17,9 +17,27 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         case bind(SQLBind)
     }
 
+    /// The text and binds in order; for a statement sent again with other values (``replacingBinds(_:)``),
+    /// made on demand from the kept ones and those values.
     private(set) var parts: [Part] {
-        didSet { rendered = nil }
+        get {
+            guard let values else { return storedParts }
+            var next = values.makeIterator()
+            return storedParts.map { part in
+                guard case .bind = part, let value = next.next() else { return part }
+                return .bind(value)
+            }
+        }
+        set {
+            storedParts = newValue
+            values = nil
+            rendered = nil
+        }
     }
+    private var storedParts: [Part]
+    /// The values bound in place of those in ``storedParts``, one per placeholder in order; `nil`: theirs.
+    /// Kept apart so that sending a kept statement again copies no text.
+    private var values: [SQLBind]?
     /// The text, kept by ``renderedOnce()`` for a statement sent again and again with other values
     /// (``replacingBinds(_:)``); `nil` otherwise.
     private var rendered: String?
@@ -45,24 +63,27 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
 
     /// Creates SQL from a string literal written in source code.
     package init(stringLiteral value: String) {
-        parts = value.isEmpty ? [] : [.text(value)]
+        storedParts = value.isEmpty ? [] : [.text(value)]
     }
 
     /// Creates SQL from an interpolated string literal.
     package init(stringInterpolation: StringInterpolation) {
-        parts = stringInterpolation.parts
+        storedParts = stringInterpolation.parts
     }
 
     /// Creates SQL from text that was not written as a literal. The caller guarantees it holds no user data.
     package init(unsafeRaw text: String) {
-        parts = text.isEmpty ? [] : [.text(text)]
+        storedParts = text.isEmpty ? [] : [.text(text)]
     }
 
     /// Creates an empty fragment.
-    package init() { parts = [] }
+    package init() { storedParts = [] }
 
     /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
     package var text: String { rendered ?? render() }
+
+    /// The text ``renderedOnce()`` kept, if it did: a statement built once per shape and sent again.
+    package var keptText: String? { rendered }
 
     /// The same statement, its text rendered now and kept.
     package func renderedOnce() -> SQL {
@@ -75,18 +96,13 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     /// `nil` when `binds` are not one per placeholder. Each must have its placeholder's type (the text may
     /// cast it).
     package func replacingBinds(_ binds: [SQLBind]) -> SQL? {
-        var next = binds.makeIterator()
-        var replaced = parts
-        for index in replaced.indices {
-            guard case .bind = replaced[index] else { continue }
-            guard let bind = next.next() else { return nil }
-            replaced[index] = .bind(bind)
+        var placeholders = 0
+        for part in storedParts {
+            if case .bind = part { placeholders += 1 }
         }
-        guard next.next() == nil else { return nil }
-        var result = SQL()
-        result.parts = replaced
-        result.rendered = rendered
-        result.returnedRows = returnedRows
+        guard placeholders == binds.count else { return nil }
+        var result = self
+        result.values = binds
         return result
     }
 
@@ -100,13 +116,13 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         // Sized once, numbers written as digits: every statement sent is rendered here (the request path's
         // `UPDATE` several times a request), so no interpolated string per placeholder.
         var capacity = 0
-        for part in parts {
+        for part in storedParts {
             if case .text(let text) = part { capacity += text.utf8.count } else { capacity += 4 }
         }
         var result = ""
         result.reserveCapacity(capacity)
         var number = 0
-        for part in parts {
+        for part in storedParts {
             switch part {
             case .text(let text): result += text
             case .bind:
@@ -129,7 +145,8 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
 
     /// The bound values, in placeholder order.
     package var binds: [SQLBind] {
-        parts.compactMap { part in
+        if let values { return values }
+        return storedParts.compactMap { part in
             if case .bind(let bind) = part { return bind }
             return nil
         }
@@ -139,10 +156,18 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     package var description: String { text }
 
     /// Whether the fragment holds no text and no binds.
-    package var isEmpty: Bool { parts.isEmpty }
+    package var isEmpty: Bool { storedParts.isEmpty }
 
     /// Appends another fragment.
-    package mutating func append(_ other: SQL) { parts += other.parts }
+    package mutating func append(_ other: SQL) {
+        // In place: statements are built by many appends.
+        if values != nil {
+            storedParts = parts
+            values = nil
+        }
+        storedParts += other.parts
+        rendered = nil
+    }
 
     /// Joins fragments with a separator fragment.
     package static func joined(_ fragments: [SQL], separator: SQL) -> SQL {

@@ -36,6 +36,8 @@ public final class PostgresStore: StoreRefinements {
     let index: ModelIndex
     let fetchStatements: FetchStatements
     let writeStatements: WriteStatements
+    /// The statements that carry a one-row save's `COMMIT` with its commit identifier, by shape.
+    let carryTemplates = StatementTemplates<CommitMarker.CarryShape>()
     let pool: ConnectionPool
     /// Where reads and writes get their connection: ``pool``, or a test's scripted sessions.
     let sessions: any SessionSource

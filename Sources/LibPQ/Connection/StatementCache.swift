@@ -33,10 +33,11 @@ struct StatementCache {
 
     /// The name the statement was prepared under, marking it used; `nil` when it is not prepared.
     mutating func name(of key: Key) -> String? {
-        guard let entry = entries[key] else { return nil }
+        // One lookup: the key is a whole statement's text, hashed byte by byte.
+        guard let index = entries.index(forKey: key) else { return nil }
         clock += 1
-        entries[key] = (entry.name, clock)
-        return entry.name
+        entries.values[index].used = clock
+        return entries.values[index].name
     }
 
     /// A fresh name for a statement about to be prepared, recorded as prepared; the least recently used
