@@ -30,8 +30,8 @@ enum Subprocess {
     ///
     /// Spawned directly and waited for with `waitpid`, the output going to a file: `pg_ctl start` leaves the
     /// server running, and a server that inherited a pipe, or the descriptor `Process` watches its child
-    /// through, would keep it open, so the call would never return. For the same reason every descriptor of
-    /// this process is marked close-on-exec first.
+    /// through, would keep it open, so the call would never return. For the same reason the program inherits
+    /// no other descriptor of this process (see ``spawn(_:_:output:)``).
     static func output(of program: String, _ arguments: [String]) throws -> String {
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("corevalue-test-output-\(UUID().uuidString)")
@@ -52,27 +52,59 @@ enum Subprocess {
     }
 
     /// Starts a program without waiting for it, its input from `/dev/null` and its output (both streams) to
-    /// the file at `output`; a name without a slash is looked up in `PATH`.
+    /// the file at `output`; a name without a slash is looked up in `PATH`. The program inherits no other
+    /// descriptor of this process: a watchdog lives as long as the test process, and a file it inherited open
+    /// for writing could not be run until then (`ETXTBSY`), a socket would not close.
+    ///
+    /// - Throws: ``TestServerError`` naming the program and the reason (`Text file busy`, `No such file or
+    ///   directory`) when it cannot be started.
     @discardableResult
     static func spawn(_ program: String, _ arguments: [String], output: String) throws -> pid_t {
-        closeDescriptorsOnExec()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Closed in the child, in its copy of the descriptor table, so that none another thread opens meanwhile
+        // slips through (Foundation opens its files without O_CLOEXEC); marked in this process where that
+        // cannot be done.
+        if addCloseFrom?(&actions, 3) != 0 { markDescriptorsCloseOnExec() }
         let argv = ([program] + arguments).map { strdup($0) }
         defer { argv.forEach { free($0) } }
         var pid = pid_t()
-        let spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], environ)
-        guard spawned == 0 else { throw TestServerError("could not start \(program) (error \(spawned))") }
+        var spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], environ)
+        // ETXTBSY: the program is open for writing somewhere. That is not always for long: when a thread of this
+        // process has just written it (a test's fake `docker`), another thread's spawn may have copied the
+        // descriptor table in between, and the copy holds the writer's descriptor until that child execs or
+        // closes it, close-on-exec or not: microseconds, though a tenth of a second was seen on a loaded machine.
+        // So a few more attempts over about a second; a program really being written (a `docker` being
+        // installed) still fails, saying so.
+        var retries = 0
+        while spawned == ETXTBSY, retries < 10 {
+            usleep(1_000 << UInt32(retries))
+            retries += 1
+            spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], environ)
+        }
+        guard spawned == 0 else {
+            let reason = String(cString: strerror(spawned))
+            throw TestServerError("could not start \(program): \(reason) (errno \(spawned))")
+        }
         return pid
     }
 
-    /// Marks every open descriptor above standard error close-on-exec, so that a spawned program (and the
-    /// server it leaves running) inherits none of this process's files or sockets.
-    private static func closeDescriptorsOnExec() {
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up when first used so that
+    /// the package still builds against an older C library; `nil` there and on Darwin.
+    private static let addCloseFrom: AddCloseFrom? = dlsym(
+        dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np"
+    ).map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// Where the child cannot close them itself: marks every open descriptor above standard error
+    /// close-on-exec. A descriptor another thread opens while this runs, or before the spawn, is still
+    /// inherited.
+    private static func markDescriptorsCloseOnExec() {
         let limit = min(Int32(sysconf(Int32(_SC_OPEN_MAX))), 65_536)
         guard limit > 3 else { return }
         for descriptor in 3..<limit {

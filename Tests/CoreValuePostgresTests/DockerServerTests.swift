@@ -32,8 +32,13 @@ import Testing
                     port) echo '\(port)'; echo '[::1]:49153' ;;
                 esac
                 """
-            try script.write(to: directory.appendingPathComponent("docker"), atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+            // Written, then copied into place by `install`: only that process ever has the executable open for
+            // writing. A descriptor of this process's (Foundation's has no O_CLOEXEC) could be copied by a
+            // program another test starts meanwhile, and the fake could not be run while that one held it
+            // ("Text file busy"): how these tests once failed in CI.
+            let source = directory.appendingPathComponent("docker.sh")
+            try script.write(to: source, atomically: false, encoding: .utf8)
+            _ = try Subprocess.output(of: "install", ["-m", "755", source.path, path])
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
@@ -98,8 +103,10 @@ import Testing
                 docker: docker.path, watching: parent.processIdentifier, timeout: .milliseconds(300)
             ) { _ in false }
         }
-        #expect(error?.description.contains("did not accept connections within") == true)
-        #expect(docker.calls.last == "rm -f \(FakeDocker.containerID)")
+        // What was caught and what the fake recorded, so that a failure says which step went wrong.
+        let caught = "caught: \(error.map(String.init(describing:)) ?? "nothing"); calls: \(docker.calls)"
+        #expect(error?.description.contains("did not accept connections within") == true, "\(caught)")
+        #expect(docker.calls.last == "rm -f \(FakeDocker.containerID)", "\(caught)")
     }
 
     @Test func aPortDockerDoesNotGiveIsATypedErrorAndTheContainerIsRemoved() throws {
@@ -110,8 +117,9 @@ import Testing
         let error = #expect(throws: TestServerError.self) {
             _ = try DockerServer.start(docker: docker.path, watching: parent.processIdentifier) { _ in true }
         }
-        #expect(error?.description.contains("docker port printed no host port") == true)
-        #expect(docker.calls.last == "rm -f \(FakeDocker.containerID)")
+        let caught = "caught: \(error.map(String.init(describing:)) ?? "nothing"); calls: \(docker.calls)"
+        #expect(error?.description.contains("docker port printed no host port") == true, "\(caught)")
+        #expect(docker.calls.last == "rm -f \(FakeDocker.containerID)", "\(caught)")
     }
 
     @Test func theOutputOfDockerIsParsedOrRefused() throws {
