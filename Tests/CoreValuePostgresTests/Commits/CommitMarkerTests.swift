@@ -15,8 +15,9 @@ import Testing
         return update.returning(["_pk", "_version"], of: SQLIdentifier("T", schema: "s")).renderedOnce()
     }
 
-    @Test func identifiersAreVersion7WithTheTimeFirst() {
-        let now = Date(timeIntervalSince1970: 1_700_000_000.123)
+    @Test func identifiersAreVersion7WithTheTimeFirstAndTheMillisecondsFractionNext() {
+        // Half a millisecond past 1_700_000_000.123 s.
+        let now = Date(timeIntervalSince1970: 1_700_000_000.1235)
         let ids = (0..<64).map { _ in CommitMarker.timeOrderedID(now: now) }
         for id in ids {
             let u = id.uuid
@@ -24,10 +25,13 @@ import Testing
             #expect(milliseconds == 1_700_000_000_123)
             #expect(u.6 >> 4 == 7)
             #expect(u.8 >> 6 == 0b10)
+            // Half of 4,096 (a microsecond either way: the time is a Double).
+            let fraction = Int(u.6 & 0x0F) << 8 | Int(u.7)
+            #expect((2040...2052).contains(fraction))
         }
-        // 74 random bits: 64 identifiers made in the same millisecond all differ.
+        // 62 random bits: 64 identifiers made in the same microsecond all differ.
         #expect(Set(ids).count == ids.count)
-        let later = CommitMarker.timeOrderedID(now: now.addingTimeInterval(0.002))
+        let later = CommitMarker.timeOrderedID(now: now.addingTimeInterval(0.0002))
         #expect(later.uuidString > ids[0].uuidString)
     }
 
