@@ -21,6 +21,19 @@ package struct ColumnValues: Sendable, Hashable {
     }
 }
 
+/// One column a one-row update sets: its name, type and value (``WriteStatements/updateRow(table:key:version:columns:)``).
+package struct ColumnValue: Sendable, Hashable {
+    package var name: String
+    package var type: AttributeType
+    package var value: AttributeValue
+
+    package init(name: String, type: AttributeType, value: AttributeValue) {
+        self.name = name
+        self.type = type
+        self.value = value
+    }
+}
+
 /// The order a batched update takes its row locks in: by an attribute (a unique entity's identifier), then
 /// by key; or by key alone (`attribute == nil`).
 package struct LockOrder: Sendable, Hashable {
@@ -147,7 +160,10 @@ package struct WriteStatements: Sendable {
         table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
     ) -> SQL {
         if keys.count == 1, lockOrder == nil, let key = keys.first {
-            return updateOne(table: table, key: key, version: versions.first ?? nil, columns: columns)
+            let set = columns.filter { $0.isSet?.first ?? true }.map {
+                ColumnValue(name: $0.name, type: $0.type, value: $0.values.first ?? .null)
+            }
+            return updateRow(table: table, key: key, version: versions.first ?? nil, columns: set)
         }
         var prefix: SQL = ""
         var gate: SQL = ""
@@ -187,18 +203,19 @@ package struct WriteStatements: Sendable {
     /// ``update(table:keys:versions:columns:lockOrder:)`` for one row, with one scalar parameter per value:
     /// `UPDATE ... SET ... WHERE "_pk" = $1 [AND "_version" = $2] RETURNING "_pk", "_version"`. The server
     /// plans a primary-key lookup with no arrays to unpack, and the client encodes no arrays: the request
-    /// path's save. Columns the row does not set are left out.
+    /// path's save. `columns` are the ones the row sets.
     ///
     /// The statement of a shape (table, columns set, version checked or not) is built once and then sent again
     /// with this row's values bound (``StatementTemplates``): a request's save builds no SQL text.
-    private func updateOne(table: String, key: Int64, version: Int64?, columns: [ColumnValues]) -> SQL {
-        let set = columns.filter { $0.isSet?.first ?? true }
-        var binds = set.map { SQLBind.scalar($0.type, $0.values.first ?? .null) }
+    package func updateRow(table: String, key: Int64, version: Int64?, columns: [ColumnValue]) -> SQL {
+        var binds: [SQLBind] = []
+        binds.reserveCapacity(columns.count + 2)
+        for column in columns { binds.append(.scalar(column.type, column.value)) }
         binds.append(.int64(key))
         if let version { binds.append(.int64(version)) }
-        let shape = UpdateShape(table: table, columns: set.map(\.name), versioned: version != nil)
+        let shape = UpdateShape(table: table, columns: columns.map(\.name), versioned: version != nil)
         if let sql = templates.statement(for: shape, binding: binds) { return sql }
-        return templates.keep(shape) { buildUpdateOne(table: table, key: key, version: version, columns: set) }
+        return templates.keep(shape) { buildUpdateRow(table: table, key: key, version: version, columns: columns) }
     }
 
     /// What fixes a one-row `UPDATE`'s text.
@@ -208,12 +225,11 @@ package struct WriteStatements: Sendable {
         var versioned: Bool
     }
 
-    /// ``updateOne(table:key:version:columns:)``'s statement, built.
-    private func buildUpdateOne(table: String, key: Int64, version: Int64?, columns: [ColumnValues]) -> SQL {
+    /// ``updateRow(table:key:version:columns:)``'s statement, built.
+    private func buildUpdateRow(table: String, key: Int64, version: Int64?, columns: [ColumnValue]) -> SQL {
         var assignments: [SQL] = []
         for column in columns {
-            let value = column.values.first ?? .null
-            assignments.append("\(SQLIdentifier(column.name)) = \(typedBind: .scalar(column.type, value))")
+            assignments.append("\(SQLIdentifier(column.name)) = \(typedBind: .scalar(column.type, column.value))")
         }
         assignments.append("\(Self.version) = t.\(Self.version) + 1")
         var sql: SQL =

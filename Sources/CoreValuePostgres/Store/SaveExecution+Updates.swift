@@ -58,6 +58,7 @@ extension SaveExecution {
     /// deterministic order (see `WriteStatements.lock`): writers of the same rows in different input orders
     /// then queue instead of deadlocking.
     func write(_ group: SavePlan.UpdateGroup, _ sorted: [(key: Int64, row: SavePlan.Row)], _ emit: Emit) throws {
+        if sorted.count == 1, let (key, row) = sorted.first { return try writeOne(group, key, row, emit) }
         let rows = sorted.map(\.row)
         let keys = sorted.map(\.key)
         let lockOrder =
@@ -92,6 +93,30 @@ extension SaveExecution {
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
             try checkConflicts(entity, keys: keys, missing: keys.filter { versions[$0] == nil }, action: "update")
             for (key, version) in versions { result.versions[.permanent(entity, key)] = version }
+        }
+    }
+
+    /// ``write(_:_:_:)`` for one row (a request's save): its columns straight into the one-row statement,
+    /// without the per-column arrays of a batch.
+    private func writeOne(_ group: SavePlan.UpdateGroup, _ key: Int64, _ row: SavePlan.Row, _ emit: Emit) throws {
+        var columns: [ColumnValue] = []
+        columns.reserveCapacity(group.entity.attributes.count)
+        for (position, attribute) in group.entity.attributes.enumerated() {
+            guard let value = row.attributes[at: position] else { continue }
+            columns.append(ColumnValue(name: attribute.name, type: attribute.type, value: value))
+        }
+        for relationship in plan.mapping.foreignKeyRelationships(of: group.entity) {
+            guard let link = row.toOne[relationship.name] else { continue }
+            let value: AttributeValue = try link.map { .int64(try requireKey(of: $0)) } ?? .null
+            columns.append(ColumnValue(name: relationship.name, type: .int64, value: value))
+        }
+        let sql = statements.updateRow(
+            table: plan.mapping.tableName(of: group.entity.name), key: key, version: row.version, columns: columns)
+        let entity = group.entity.name
+        try emit(sql) { [self] returned in
+            let versions = try Self.versions(returned)
+            try checkConflicts(entity, keys: [key], missing: versions[key] == nil ? [key] : [], action: "update")
+            if let version = versions[key] { result.versions[.permanent(entity, key)] = version }
         }
     }
 
