@@ -5,7 +5,7 @@ extension ManagedObject {
     ///
     /// - Throws: ``CVManagedStructError/unknownKey(entity:key:)`` when the entity has no such attribute.
     public func value(forKey key: String) throws -> AttributeValue {
-        attributes[at: try info.position(key)] ?? .null
+        attribute(at: try info.position(key)) ?? .null
     }
 
     /// The value of an attribute as a Swift type, or `nil` when it is null.
@@ -59,7 +59,7 @@ extension ManagedObject {
         guard !isDeletedFlag else {
             throw CVManagedStructError.invalidObject(message: "\(objectID) was deleted")
         }
-        let old = attributes[at: position] ?? .null
+        let old = attribute(at: position) ?? .null
         guard old != value else { return }
         let key = info.layout.names[position]
         managedObjectContext?.undoLog?.recordAttribute(self, key)
@@ -68,7 +68,7 @@ extension ManagedObject {
         } else {
             originalAttributes[key] = old
         }
-        attributes[at: position] = value
+        setAttribute(value, at: position)
         if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
         managedObjectContext?.attributeDidChange(self, at: position, key: key, from: old, to: value)
     }
@@ -79,10 +79,12 @@ extension ManagedObject {
         if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: info.layout) {
             // A store hands every attribute of the entity in its layout (the Store contract): share its
             // storage rather than copy each value.
-            attributes = snapshot.attributes
+            replaceAttributes(with: snapshot.attributes)
         } else {
-            for (position, attribute) in info.entity.attributes.enumerated() {
-                attributes[at: position] = snapshot.attributes[attribute.name] ?? .null
+            changeAttributes { values in
+                for (position, attribute) in info.entity.attributes.enumerated() {
+                    values[at: position] = snapshot.attributes[attribute.name] ?? .null
+                }
             }
         }
     }
@@ -90,12 +92,12 @@ extension ManagedObject {
     /// The position of the attribute `name` in the object's layout, or `nil` when the entity has no such
     /// attribute; tries ``nextReadHint`` before the layout's dictionary.
     func readPosition(of name: String) -> Int? {
-        let names = attributes.layout.names
+        let names = info.layout.names
         let hint = Int(nextReadHint)
         let position: Int
         if hint < names.count, names[hint] == name {
             position = hint
-        } else if let found = attributes.layout.position(of: name) {
+        } else if let found = info.layout.position(of: name) {
             position = found
         } else {
             return nil

@@ -17,10 +17,18 @@ public final class ManagedObject {
     /// The entity of the object.
     public var entity: Entity { info.entity }
     /// The object's ID: temporary until its context saves, then permanent.
-    ///
-    /// Unchecked for exclusive access, as the attribute values are: `queryStored` sets it once per row it
-    /// reads, and a plain store needs no thread-local lookup on an object confined to one thread.
-    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
+    public internal(set) var objectID: ManagedObjectID {
+        get { storedID }
+        set {
+            var id = newValue
+            swap(&storedID, &id)
+        }
+    }
+    /// ``objectID``'s storage. A stored public property can be read from other modules, so the compiler checks
+    /// every access to it at run time; this one is read and written only here, and the setter swaps rather than
+    /// assigns, so the old ID is released after the access: the optimizer proves that no access overlaps
+    /// another and checks none at run time (`queryStored` sets it once per row it reads).
+    private var storedID: ManagedObjectID
     /// The context the object belongs to; `nil` for an ephemeral object, and once the context is gone.
     public var managedObjectContext: ManagedObjectContext? { contextHandle?.context }
     /// The context's one weak reference to itself, shared by all its objects: holding it is a plain retain,
@@ -28,12 +36,13 @@ public final class ManagedObject {
     private let contextHandle: ContextHandle?
 
     let info: EntityIndex
-    /// Attribute values, in the entity's layout (every attribute has one; `.null` for none).
+    /// Attribute values, in the entity's layout (`info.layout`: every attribute has one, `.null` for none).
     ///
-    /// Not checked for exclusive access at run time: it is read two or three times per unboxed field, and
-    /// the checks were a third of unboxing. Objects are confined to one thread, and no access to it here
-    /// overlaps another (no closure runs while it is being modified).
-    @exclusivity(unchecked) var attributes: AttributeValues
+    /// Read and written only through the accessors at the end of the class, whose accesses hold no call and
+    /// release nothing (a write swaps the values out, changes them and swaps them back): the optimizer then
+    /// proves that no access to it overlaps another and checks none at run time, where unboxing would pay a
+    /// check per field (BENCHMARKS.md, "Exclusivity checks back on public types").
+    private var attributes: AttributeValues
     /// Relationship links by name: objects once loaded, stored keys until then.
     var links: [String: [Link]] = [:]
     /// The version the object was read at; `nil` until first saved.
@@ -48,23 +57,22 @@ public final class ManagedObject {
     /// update is not checked against the version read (last writer wins, as with the upsert that inserts it).
     /// Set once boxing succeeded; cleared by save and rollback.
     ///
-    /// This and the flags below are unchecked for exclusive access, as ``attributes`` is: each is a plain
-    /// load or store, boxing and saving read and write them for every object, and the checks (a thread-local
-    /// lookup each) were a twentieth of writing a record.
-    @exclusivity(unchecked) var isIdentifiedByValue = false
-    @exclusivity(unchecked) var isInsertedFlag = false
-    @exclusivity(unchecked) var isDeletedFlag = false
-    @exclusivity(unchecked) var isListedAsChanged = false
+    /// This and the flags below are plain loads and stores: the optimizer proves their accesses exclusive
+    /// and checks none at run time, as it does for ``nextReadHint`` and ``pending``.
+    var isIdentifiedByValue = false
+    var isInsertedFlag = false
+    var isDeletedFlag = false
+    var isListedAsChanged = false
     /// Where the next unboxing read probably is: the position after the last attribute read by name.
     /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
     /// name there with one comparison instead of hashing it. Unboxing writes it, so even reading an object
     /// is for one thread at a time (objects are not `Sendable`).
-    @exclusivity(unchecked) var nextReadHint: Int32 = 0
+    var nextReadHint: Int32 = 0
     /// How many unboxings of this object are in progress (cycle detection).
     var unboxingDepth: Int32 = 0
     /// What the object records only while it has unsaved changes or a pending struct write (see
     /// ``PendingState``); `nil` for an object that was only read.
-    @exclusivity(unchecked) var pending: PendingState?
+    var pending: PendingState?
     /// ``pending``, made on first use.
     private var writablePending: PendingState {
         if let pending { return pending }
@@ -131,7 +139,7 @@ public final class ManagedObject {
     /// object took the runtime's slow path twice per object.
     init(info: EntityIndex, objectID: ManagedObjectID, handle: ContextHandle?) {
         self.info = info
-        self.objectID = objectID
+        self.storedID = objectID
         self.contextHandle = handle
         // Shares the entity's prebuilt defaults until the first write copies them.
         self.attributes = info.defaultAttributes
@@ -152,6 +160,44 @@ public final class ManagedObject {
     var hasPendingWrite: Bool { hasChanges || isIdentifiedByValue }
     /// The attributes and relationships changed since the last save.
     public var changedKeys: Set<String> { Set(originalAttributes.keys).union(originalLinks.keys) }
+
+    // MARK: Attribute storage (see ``attributes``)
+
+    /// The value at a position of the entity's layout.
+    func attribute(at position: Int) -> AttributeValue? {
+        attributes[at: position]
+    }
+
+    /// The value of the attribute `key`; `nil` when the entity has no such attribute.
+    func attribute(named key: String) -> AttributeValue? {
+        // The object's values are in `info.layout`'s order: its position is theirs, found outside the access.
+        guard let position = info.layout.position(of: key) else { return nil }
+        return attributes[at: position]
+    }
+
+    /// Every value, sharing the object's storage until either side writes.
+    var attributeValues: AttributeValues { attributes }
+
+    /// Takes `values` (in the entity's layout) as they are, sharing their storage.
+    func replaceAttributes(with values: AttributeValues) {
+        var values = values
+        swap(&attributes, &values)
+    }
+
+    /// Sets the value at a position without recording a change (``assign(_:at:)`` records one).
+    func setAttribute(_ value: AttributeValue, at position: Int) {
+        changeAttributes { $0[at: position] = value }
+    }
+
+    /// Changes the values in place: they are taken out of the object, changed and put back, so that what the
+    /// change calls and releases (a copy on write, the old values) happens outside any access to the object.
+    /// The object holds no values meanwhile: `change` must not read them through the object.
+    func changeAttributes<R>(_ change: (inout AttributeValues) throws -> R) rethrows -> R {
+        var values = AttributeValues()
+        swap(&attributes, &values)
+        defer { swap(&attributes, &values) }
+        return try change(&values)
+    }
 }
 
 extension ManagedObject: Hashable, CustomStringConvertible {

@@ -2,9 +2,8 @@
 /// that wrote it had. Most objects are fetched and only read; they never make one, so an object carries one
 /// `nil` reference (made and freed with no work) instead of six empty collections.
 ///
-/// The fields written once per boxed unique struct are unchecked for exclusive access, as the object's own
-/// flags are: a context and its objects are used by one thread at a time, and each check cost a thread-local
-/// lookup.
+/// The fields written once per boxed unique struct are unchecked for exclusive access (an internal type): a
+/// context and its objects are used by one thread at a time, and each check cost a thread-local lookup.
 final class PendingState {
     var originalAttributes: [String: AttributeValue] = [:]
     var originalLinks: [String: [Link]] = [:]
