@@ -5,7 +5,7 @@ SWIFT ?= swift
 BENCH_N ?= 10000
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test test-pg18 test-ha test-faults check lint strict-build bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test test-pg18 test-ha test-faults check lint strict-build exclusivity bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -75,7 +75,7 @@ test-faults: deps
 
 # The checks CI runs after the tests: the format (strict), a build with warnings as errors (its own build
 # directory, so the test build is not redone), and both DocC catalogs with warnings as errors.
-check: lint strict-build
+check: lint strict-build exclusivity
 	@$(MAKE) --no-print-directory docs DOCC_FLAGS=--warnings-as-errors
 
 lint:
@@ -83,6 +83,10 @@ lint:
 
 strict-build: deps
 	$(SWIFT) build --build-tests --build-path .build/strict -Xswiftc -warnings-as-errors
+
+# ManagedObject's hot properties carry no @exclusivity(unchecked): the optimizer must prove them exclusive.
+exclusivity: deps
+	scripts/check-exclusivity.sh
 
 # The benchmark (release build) at N=$(BENCH_N) against the local cluster or $DATABASE_URL.
 bench: deps

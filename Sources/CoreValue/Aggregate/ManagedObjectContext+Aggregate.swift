@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         guard hasPendingChanges(of: info) else { return try refined.aggregate(checked) }
         let objects = try fetchValidated(FetchRequest(entityName: entity.name, predicate: checked.predicate), info)
         for object in objects {
-            aggregator.add(object.attributes)
+            aggregator.add(object.attributeValues)
         }
         return try aggregator.rows()
     }

@@ -179,7 +179,7 @@ struct BoxingSession {
         } else if record.isNew, let complete = record.completeValues(identifiedAt: nil, .null) {
             // A new object without unique attributes whose record sets every attribute: one array, not a
             // write per value into a copy of the defaults.
-            object.attributes = complete
+            object.replaceAttributes(with: complete)
         } else {
             try writeAttributes(of: record, into: object)
         }
@@ -195,17 +195,19 @@ struct BoxingSession {
         return object
     }
 
-    /// Writes a record's attributes one by one: original values tracked, unique index entries moved.
+    /// Writes a record's attributes: original values tracked, unique index entries moved.
     private func writeAttributes(of record: BoxRecord, into object: ManagedObject) throws {
-        for (position, value) in record.attributes {
-            if record.isNew, !record.info.isUnique[position] {
-                // An object this boxing inserted has no original values to track or undo and no unique index
-                // entry to move.
-                object.attributes[at: position] = value
-            } else {
-                try object.assign(value, at: position)
-            }
+        guard record.isNew else {
+            for (position, value) in record.attributes { try object.assign(value, at: position) }
+            return
         }
+        // An object this boxing inserted has no original values to track or undo: its values are set in one
+        // change, and only a unique one, which has an index entry to move, one by one.
+        let isUnique = record.info.isUnique
+        object.changeAttributes { values in
+            for (position, value) in record.attributes where !isUnique[position] { values[at: position] = value }
+        }
+        for (position, value) in record.attributes where isUnique[position] { try object.assign(value, at: position) }
     }
 
     private func object(for record: BoxRecord) throws -> ManagedObject {
@@ -228,10 +230,10 @@ struct BoxingSession {
                     // identifier directly (with every other value at once where the record has them all),
                     // then index the object as `insert(entityName:)` does.
                     if let complete = record.completeValues(identifiedAt: position, value) {
-                        object.attributes = complete
+                        object.replaceAttributes(with: complete)
                         record.attributesWritten = true
                     } else {
-                        object.attributes[at: position] = value
+                        object.setAttribute(value, at: position)
                     }
                     context.addUnique(object)
                 }

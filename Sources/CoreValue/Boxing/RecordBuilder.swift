@@ -258,7 +258,7 @@ struct RecordBuilder {
         if let custom = value as? any Boxing {
             let scratch = ManagedObject(info: info, objectID: .temporary(info.name), handle: nil)
             try custom.box(scratch, withKey: label)
-            return scratch.attributes[label] ?? .null
+            return scratch.attribute(named: label) ?? .null
         }
         throw CVManagedStructError.structValueError(
             message: "Could not box field '\(label)' of \(info.name): unsupported type \(type(of: value))")

@@ -121,7 +121,7 @@ extension ManagedObjectContext {
         matching.sort { lhs, rhs in
             for sort in request.sortDescriptors {
                 let result = ValueOrder.sortOrder(
-                    lhs.object.attributes[sort.key] ?? .null, rhs.object.attributes[sort.key] ?? .null,
+                    lhs.object.attribute(named: sort.key) ?? .null, rhs.object.attribute(named: sort.key) ?? .null,
                     ascending: sort.ascending)
                 if result != 0 { return result < 0 }
             }
@@ -176,10 +176,10 @@ extension ManagedObjectContext {
     /// a pending object matches a case-insensitive predicate exactly when its row would.
     private static func objectReader(_ folding: CaseFolding) -> PredicateEvaluator.Reader<ManagedObject> {
         PredicateEvaluator.Reader(
-            attribute: { $0.attributes[$1] ?? .null },
+            attribute: { $0.attribute(named: $1) ?? .null },
             isNull: { object, key in
                 // An object holds every attribute; a name it holds no value for is a relationship.
-                if let value = object.attributes[key] { return value.isNull }
+                if let value = object.attribute(named: key) { return value.isNull }
                 return !(object.links[key] ?? []).contains { link in
                     if case .object(let linked) = link { return !linked.isDeletedFlag }
                     return true

@@ -48,12 +48,12 @@ extension ManagedObjectContext {
             var attributes: AttributeValues
             if object.isIdentifiedByValue, object.identifiedAttributes == nil {
                 // A unique struct with every attribute wrote the row: all of its values, shared as they are.
-                attributes = object.attributes
+                attributes = object.attributeValues
             } else {
                 var keys = Set(object.originalAttributes.keys)
                 if object.isIdentifiedByValue, let written = object.identifiedAttributes { keys.formUnion(written) }
                 attributes = AttributeValues(layout: object.info.layout)
-                for key in keys { attributes[key] = object.attributes[key] ?? .null }
+                for key in keys { attributes[key] = object.attribute(named: key) ?? .null }
             }
             // A unique struct saved unchanged holds the values it was read or last saved with.
             let unchanged = object.isIdentifiedByValue && !object.hasChanges
@@ -104,7 +104,7 @@ extension ManagedObjectContext {
         for relationship in object.info.entity.relationships where !relationship.isToMany {
             if let target = linkedID(object, relationship.name) { toOne[relationship.name] = .some(target) }
         }
-        var attributes = object.attributes
+        var attributes = object.attributeValues
         if object.upsertKey != nil, let names = object.upsertAttributes {
             // The upsert's update must not overwrite columns the struct does not have; a new row gets
             // the store's defaults for them.
@@ -126,7 +126,10 @@ extension ManagedObjectContext {
         let deleted = Set(deletedList)
         for object in changedList + deletedList {
             dropUnique(object)
-            for (key, value) in object.originalAttributes { object.attributes[key] = value }
+            let originals = object.originalAttributes
+            object.changeAttributes { values in
+                for (key, value) in originals { values[key] = value }
+            }
             for (key, links) in object.originalLinks {
                 object.links[key] = links.filter { link in
                     if case .object(let linked) = link { return !linked.isDeletedFlag || deleted.contains(linked) }
@@ -225,7 +228,7 @@ extension ManagedObjectContext {
 
     func dropUnique(_ object: ManagedObject) {
         for position in object.info.uniquePositions {
-            let key = UniqueValue(object.info, at: position, object.attributes[at: position] ?? .null)
+            let key = UniqueValue(object.info, at: position, object.attribute(at: position) ?? .null)
             if uniqueIndex[key] === object { uniqueIndex[key] = nil }
         }
     }
@@ -235,7 +238,7 @@ extension ManagedObjectContext {
         // A bulk save's new objects go into its part's table (see `BulkInsert`).
         let bulk = object.isInsertedFlag ? bulkInsert(of: object.info) : nil
         for position in object.info.uniquePositions {
-            let value = object.attributes[at: position] ?? .null
+            let value = object.attribute(at: position) ?? .null
             guard !value.isNull else { continue }
             let unique = UniqueValue(object.info, at: position, value)
             if let bulk { bulk.uniques[unique] = object } else { uniqueIndex[unique] = object }

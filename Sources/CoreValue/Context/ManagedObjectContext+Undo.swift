@@ -39,8 +39,8 @@ final class UndoLog {
         guard recorded.insert(Touched(object: ObjectIdentifier(object), key: key, isLink: false)).inserted else {
             return
         }
-        entries.append(
-            .attribute(object, key, value: object.attributes[key] ?? .null, original: object.originalAttributes[key]))
+        let value = object.attribute(named: key) ?? .null
+        entries.append(.attribute(object, key, value: value, original: object.originalAttributes[key]))
     }
 
     /// Records a relationship's links before the operation's first change of them.
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
         for entry in log.entries.reversed() {
             switch entry {
             case .attribute(let object, let key, let value, let original):
-                object.attributes[key] = value
+                object.changeAttributes { $0[key] = value }
                 object.originalAttributes[key] = original
             case .links(let object, let key, let links, let original):
                 object.links[key] = links

@@ -41,19 +41,26 @@ public final class ManagedObjectContext {
     var uniqueIndex: [UniqueValue: ManagedObject] {
         _read {
             indexRegistered()
-            yield indexedUniques
+            yield uniqueTables.indexed
         }
         _modify {
             indexRegistered()
-            yield &indexedUniques
+            yield &uniqueTables.indexed
         }
     }
-    // This and the tables below are unchecked for exclusive access (as the objects' attributes are): boxing
-    // and saving read them for every object, a context is used by one thread at a time, and no access to
-    // one of them overlaps another.
-    @exclusivity(unchecked) private var indexedUniques: [UniqueValue: ManagedObject] = [:]
     /// Objects of entities with unique attributes that a fetch registered and ``uniqueIndex`` does not hold yet.
-    @exclusivity(unchecked) var unindexed: [ManagedObject] = []
+    var unindexed: [ManagedObject] {
+        _read { yield uniqueTables.unindexed }
+        _modify { yield &uniqueTables.unindexed }
+    }
+    /// The unique index's tables, in an object of their own: boxing and saving read and change them for every
+    /// object, and an access that yields them to its caller cannot be proven exclusive, so on the context each
+    /// would be checked at run time. Their object is internal, and a context is used by one thread at a time.
+    final class UniqueTables {
+        @exclusivity(unchecked) var indexed: [UniqueValue: ManagedObject] = [:]
+        @exclusivity(unchecked) var unindexed: [ManagedObject] = []
+    }
+    private let uniqueTables = UniqueTables()
     /// During a streamed bulk save (``saveStreamed(_:)``), the entity whose objects it makes, and the part's
     /// objects by identifier. Those objects are registered and indexed when the save commits: until then
     /// nothing can look them up but the boxing of their own part (equal identifiers share one part), so they
@@ -63,7 +70,7 @@ public final class ManagedObjectContext {
         @exclusivity(unchecked) var uniques: [UniqueValue: ManagedObject] = [:]
         init(entity: Int32) { self.entity = entity }
     }
-    @exclusivity(unchecked) var bulkInsert: BulkInsert?
+    var bulkInsert: BulkInsert?
 
     /// The bulk save in progress when it makes `info`'s objects.
     func bulkInsert(of info: EntityIndex) -> BulkInsert? {
@@ -208,7 +215,7 @@ public final class ManagedObjectContext {
         guard !unindexed.isEmpty else { return }
         let objects = unindexed
         unindexed = []
-        indexedUniques.reserveGrowing(indexedUniques.count + objects.count)
+        uniqueTables.indexed.reserveGrowing(uniqueTables.indexed.count + objects.count)
         for object in objects { addUnique(object) }
     }
 

@@ -79,14 +79,14 @@ extension ManagedObjectContext {
         defer { addUnique(object) }
         for (position, key) in object.info.layout.names.enumerated() {
             let stored = row.attributes[key] ?? .null
-            let current = object.attributes[at: position] ?? .null
+            let current = object.attribute(at: position) ?? .null
             let original = object.originalAttributes[key]
             let ours = mergePolicy.keepsOurs(
                 changedHere: original != nil, changedThere: stored != (original ?? current))
             if ours {
                 object.originalAttributes[key] = current == stored ? nil : stored
             } else {
-                object.attributes[at: position] = stored
+                object.setAttribute(stored, at: position)
                 object.originalAttributes[key] = nil
             }
         }

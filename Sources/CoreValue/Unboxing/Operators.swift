@@ -84,7 +84,7 @@ func attributePosition(_ object: ManagedObject, _ key: String) -> Int? {
 /// The value at a position of the object's values; `nil` for a null.
 @usableFromInline
 func nonNullAttribute(_ object: ManagedObject, at position: Int) -> AttributeValue? {
-    guard let value = object.attributes[at: position], !value.isNull else { return nil }
+    guard let value = object.attribute(at: position), !value.isNull else { return nil }
     return value
 }
 
