@@ -43,6 +43,11 @@ extension CVPredicate {
     public var termCount: Int { shape.terms }
 
     private var shape: (depth: Int, terms: Int) {
+        switch self {
+        case .and, .or, .not, .related: break
+        // One term (a request's `id == k`): no stack to walk.
+        default: return (0, 1)
+        }
         var deepest = 0
         var terms = 0
         var stack: [(CVPredicate, Int)] = [(self, 0)]
@@ -85,6 +90,9 @@ extension CVPredicate {
                         entity: entity.name, key: key, expected: attribute.type.rawValue, found: "null")
                 }
             }
+            // A value of the attribute's own type converts to itself: the predicate is kept, not rebuilt (a
+            // request's `id == k` then allocates no new case).
+            if value.type == attribute.type { return self }
             return .comparison(key: key, op, try Self.convert(value, to: attribute, in: entity))
         case .isIn(let key, let values):
             let attribute = try Self.attribute(key, in: entity)
