@@ -128,9 +128,10 @@ package final class ConnectionPool: @unchecked Sendable {
                 connection.close()
             }
         }
-        if maxLifetime != nil {
+        if idle.contains(where: isExpired) {
             // Retire every expired idle connection, not only the one handed out: the pool hands out the most
             // recently returned first, so older ones deeper in the list would otherwise stay on their host.
+            // (Only when one is: rebuilding the list on every checkout cost a request two allocations.)
             var kept: [Connection] = []
             for connection in idle {
                 if isExpired(connection) {
