@@ -18,7 +18,7 @@ final class CommitMarker {
     let table: SQLIdentifier
     /// The backend of the connection the transaction runs on (its process ID and start time), ended by a
     /// lookup if it still runs: it may hold statements it received but has not run yet, whose lock a lookup
-    /// would not find. `nil` when unknown (behind a pooler: the race stays, see the Concurrency article).
+    /// would not find. `nil` when unknown (behind a pooler: the race stays, see the Consistency article).
     let backend: (pid: Int32, start: String)?
     /// Where the statements that carry a `COMMIT` (``carrying(_:)``) are kept by shape; `nil`: built each time.
     let templates: StatementTemplates<CarryShape>?

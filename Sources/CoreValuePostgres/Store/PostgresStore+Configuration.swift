@@ -44,7 +44,7 @@ extension PostgresStore {
         /// (or the table was emptied by hand) does the call throw `commitOutcomeUnknown`. The table comes from
         /// `Migrator.migrate(model:)` (or a migration file from its diff) and is checked when the store opens.
         /// Costs one small insert per write transaction, in the same round trip; old identifiers are deleted
-        /// after an hour (or ten failover budgets, if longer). See the Concurrency article for what this
+        /// after an hour (or ten failover budgets, if longer). See the Consistency article of `CoreValue` for what this
         /// promises with synchronous and asynchronous standbys.
         public var resolvesCommitOutcomes = true
         /// The longest a pooled connection is kept, from when it connected; an older one is closed when it
