@@ -92,6 +92,8 @@ final class BoxRecord {
 
     /// This record and every record below it, depth first.
     var tree: [BoxRecord] {
+        // A struct without relationships (a request's usual one) is its own tree: no stack to walk.
+        if relationships.isEmpty { return [self] }
         var result: [BoxRecord] = []
         var stack = [self]
         while let next = stack.popLast() {
