@@ -113,8 +113,8 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     package func hash(into hasher: inout Hasher) { hasher.combine(parts) }
 
     private func render() -> String {
-        // Sized once, numbers written as digits: every statement sent is rendered here (the request path's
-        // `UPDATE` several times a request), so no interpolated string per placeholder.
+        // Sized once, numbers written as digits: every statement that is not kept rendered (a batch's, the
+        // first of each shape) is rendered here, so no interpolated string per placeholder.
         var capacity = 0
         for part in storedParts {
             if case .text(let text) = part { capacity += text.utf8.count } else { capacity += 4 }
