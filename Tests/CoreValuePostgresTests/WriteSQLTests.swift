@@ -23,26 +23,26 @@ import Testing
     }
 
     @Test func oneRowIsUpdatedWithScalarParameters() {
-        let price = ColumnValues(name: "price", type: .int32, values: [.int32(5)])
-        let unset = ColumnValues(name: "doors", type: .int32, values: [.null], isSet: [false])
-        let checked = statements.update(table: "Car", keys: [7], versions: [3], columns: [price, unset])
+        // The columns the row sets: one it leaves unset ("doors") is not among them.
+        let price = ColumnValue(name: "price", type: .int32, value: .int32(5))
+        let checked = statements.updateRow(table: "Car", key: 7, version: 3, columns: [price])
         #expect(
             checked.text
                 == #"UPDATE "s"."Car" AS t SET "price" = $1::integer, "_version" = t."_version" + 1 WHERE t."_pk" = $2::bigint AND t."_version" = $3::bigint RETURNING t."_pk", t."_version""#
         )
         #expect(checked.binds == [.scalar(.int32, .int32(5)), .int64(7), .int64(3)])
         // Without a version read (a unique struct written whole): no check, another statement text.
-        let unchecked = statements.update(table: "Car", keys: [7], versions: [nil], columns: [price])
+        let unchecked = statements.updateRow(table: "Car", key: 7, version: nil, columns: [price])
         #expect(!unchecked.text.contains("_version\" = $"))
         #expect(unchecked.binds == [.scalar(.int32, .int32(5)), .int64(7)])
         // The same shape again, other values: the text kept, the new values bound.
-        let other = ColumnValues(name: "price", type: .int32, values: [.int32(9)])
-        let again = statements.update(table: "Car", keys: [8], versions: [4], columns: [other, unset])
+        let other = ColumnValue(name: "price", type: .int32, value: .int32(9))
+        let again = statements.updateRow(table: "Car", key: 8, version: 4, columns: [other])
         #expect(again.text == checked.text)
         #expect(again.binds == [.scalar(.int32, .int32(9)), .int64(8), .int64(4)])
         // Another shape (another column set) has its own text.
-        let doors = ColumnValues(name: "doors", type: .int32, values: [.int32(3)])
-        let both = statements.update(table: "Car", keys: [8], versions: [4], columns: [other, doors])
+        let doors = ColumnValue(name: "doors", type: .int32, value: .int32(3))
+        let both = statements.updateRow(table: "Car", key: 8, version: 4, columns: [other, doors])
         #expect(both.text.contains(#""doors" = $2::integer"#))
         #expect(both.binds == [.scalar(.int32, .int32(9)), .scalar(.int32, .int32(3)), .int64(8), .int64(4)])
         // A kept text is what rendering the parts gives.

@@ -138,7 +138,8 @@ package struct WriteStatements: Sendable {
     }
 
     /// `UPDATE ... FROM unnest(keys, versions, columns...) ... RETURNING "_pk", "_version"`: rows whose version
-    /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values.
+    /// moved on are not returned (a conflict). Columns set by only some rows keep the others' values. A save
+    /// writes a single row through ``updateRow(table:key:version:columns:)`` instead.
     ///
     /// With `lockOrder`, the statement first takes the rows' locks in that order
     /// (``lock(table:keys:orderedBy:)`` as a CTE counted by a one-time filter, which runs before any row is
@@ -146,12 +147,6 @@ package struct WriteStatements: Sendable {
     package func update(
         table: String, keys: [Int64], versions: [Int64?], columns: [ColumnValues], lockOrder: LockOrder? = nil
     ) -> SQL {
-        if keys.count == 1, lockOrder == nil, let key = keys.first {
-            let set = columns.filter { $0.isSet?.first ?? true }.map {
-                ColumnValue(name: $0.name, type: $0.type, value: $0.values.first ?? .null)
-            }
-            return updateRow(table: table, key: key, version: versions.first ?? nil, columns: set)
-        }
         var prefix: SQL = ""
         var gate: SQL = ""
         if let lockOrder {

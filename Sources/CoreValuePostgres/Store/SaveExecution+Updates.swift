@@ -54,15 +54,15 @@ extension SaveExecution {
         }
     }
 
-    /// Sends one `UPDATE` for rows of a group (in key order), with the row locks taken first in one
-    /// deterministic order (see `WriteStatements.lock`): writers of the same rows in different input orders
-    /// then queue instead of deadlocking.
+    /// Sends one `UPDATE` for rows of a group (in key order): one row through its one-row statement
+    /// (``writeOne(_:_:_:_:)``); several with their row locks taken first in one deterministic order (see
+    /// `WriteStatements.lock`), so that writers of the same rows in different input orders queue instead of
+    /// deadlocking.
     func write(_ group: SavePlan.UpdateGroup, _ sorted: [(key: Int64, row: SavePlan.Row)], _ emit: Emit) throws {
         if sorted.count == 1, let (key, row) = sorted.first { return try writeOne(group, key, row, emit) }
         let rows = sorted.map(\.row)
         let keys = sorted.map(\.key)
-        let lockOrder =
-            rows.count > 1 ? LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional }) : nil
+        let lockOrder = LockOrder(attribute: group.entity.uniqueAttributes.first { !$0.isOptional })
         var columns: [ColumnValues] = []
         func flags(_ isSet: [Bool]) -> [Bool]? { isSet.allSatisfy { $0 } ? nil : isSet }
         for (position, attribute) in group.entity.attributes.enumerated()
@@ -87,7 +87,11 @@ extension SaveExecution {
         let sql = statements.update(
             table: plan.mapping.tableName(of: group.entity.name), keys: keys, versions: rows.map(\.version),
             columns: columns, lockOrder: lockOrder)
-        let entity = group.entity.name
+        try emitUpdate(sql, of: group.entity.name, keys: keys, emit)
+    }
+
+    /// Sends an `UPDATE` of `keys` and takes the versions it returns.
+    private func emitUpdate(_ sql: SQL, of entity: String, keys: [Int64], _ emit: Emit) throws {
         try emit(sql) { [self] returned in
             let versions = try Self.versions(returned)
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
@@ -112,12 +116,7 @@ extension SaveExecution {
         }
         let sql = statements.updateRow(
             table: plan.mapping.tableName(of: group.entity.name), key: key, version: row.version, columns: columns)
-        let entity = group.entity.name
-        try emit(sql) { [self] returned in
-            let versions = try Self.versions(returned)
-            try checkConflicts(entity, keys: [key], missing: versions[key] == nil ? [key] : [], action: "update")
-            if let version = versions[key] { result.versions[.permanent(entity, key)] = version }
-        }
+        try emitUpdate(sql, of: group.entity.name, keys: [key], emit)
     }
 
     /// The index of `key` in `sorted` (ascending), by bisection; `nil` if it is not there.
