@@ -27,6 +27,29 @@ func date(micros: Int64) -> Date {
         #expect(try roundTrip(Int(value)) == Int(value))
     }
 
+    /// Fixed-width values hold their bytes in place (`InlineBytes`), others in an array: the same bytes are
+    /// the same value either way, and read back the same.
+    @Test func valuesHeldInPlaceEqualTheSameBytesInAnArray() throws {
+        let inline = try PostgresValue(Int64(0x0102_0304_0506_0708))
+        let array = PostgresValue(type: .int8, bytes: [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(inline == array)
+        #expect(inline.hashValue == array.hashValue)
+        #expect(inline.byteCount == 8)
+        #expect(inline != PostgresValue(type: .int8, bytes: [1, 2, 3, 4, 5, 6, 7, 9]))
+        #expect(inline != PostgresValue(type: .int4, bytes: [1, 2, 3, 4, 5, 6, 7, 8]))
+        #expect(try PostgresValue(Int64?.none) == PostgresValue.null(.int8))
+        #expect(try PostgresValue(Int64?.some(1)) == PostgresValue(type: .int8, bytes: [0, 0, 0, 0, 0, 0, 0, 1]))
+        let uuid = UUID()
+        let uuidBytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+        #expect(try PostgresValue(uuid).bytes == uuidBytes)
+        #expect(try PostgresValue(true).bytes == [1])
+        #expect(try PostgresValue(Int16(-2)).bytes == [0xFF, 0xFE])
+        #expect(try PostgresValue(Float(1)).bytes == [0x3F, 0x80, 0, 0])
+        #expect(try PostgresValue("text").withBytes { Array($0) } == Array("text".utf8))
+        #expect(PostgresValue.null(.text).withBytes { _ in true } == nil)
+        #expect(throws: LibPQError.self) { try PostgresValue(Date(timeIntervalSinceReferenceDate: .infinity)) }
+    }
+
     @Test func integersWidenButNeverNarrow() throws {
         let small = try PostgresValue(Int16(-7))
         #expect(try small.decode(Int64.self) == -7)

@@ -75,6 +75,25 @@ import Testing
         }
     }
 
+    /// The last few statements found are looked at before the cache's table (`RecentlyFound`), holding where
+    /// they are in it: a statement added or dropped moves those places, and must never send another
+    /// statement's name. Each text here returns its own number, so a wrong name shows in the result.
+    @Test func statementsFoundAgainAfterTheCacheChangedRunUnderTheirOwnNames() throws {
+        try TestDatabase.withSchema { connection, _ in
+            connection.statementCacheCapacity = 2
+            let texts = (1...4).map { "select \($0)::int8 as n" }
+            func run(_ n: Int) throws {
+                let result = try connection.query(texts[n - 1])
+                #expect(try result.decode(Int64.self, row: 0, column: 0) == Int64(n))
+            }
+            // Found again and again, then pushed out and prepared again, in every order.
+            for order in [[1, 2, 1, 2], [3, 1, 3, 2], [4, 4, 1, 3], [2, 1, 4, 3, 2, 1]] {
+                for n in order { try run(n) }
+            }
+            #expect(connection.statementsPrepared > 4)
+        }
+    }
+
     @Test func aPlanMadeStaleByASchemaChangeIsPreparedAgainOutsideATransaction() throws {
         try TestDatabase.withSchema { connection, _ in
             connection.statementCacheCapacity = 8

@@ -20,8 +20,12 @@ final class UndoLog {
     var victims: [ManagedObject] = []
     /// First values of what the operation changed, in order.
     private(set) var entries: [Entry] = []
-    /// The attributes and relationships already recorded: only the first change of each counts.
-    private var recorded = Set<Touched>()
+    /// The attributes and relationships already recorded: only the first change of each counts. A list while
+    /// short (a request changes a few values of one object: comparing its kept key names costs less than
+    /// hashing them into a new set), a set past ``listedLimit``.
+    private var listed: [Touched] = []
+    private var recorded: Set<Touched>?
+    private static var listedLimit: Int { 16 }
 
     private struct Touched: Hashable {
         let object: ObjectIdentifier
@@ -36,19 +40,28 @@ final class UndoLog {
 
     /// Records an attribute's value before the operation's first change of it.
     func recordAttribute(_ object: ManagedObject, _ key: String) {
-        guard recorded.insert(Touched(object: ObjectIdentifier(object), key: key, isLink: false)).inserted else {
-            return
-        }
+        guard isFirst(Touched(object: ObjectIdentifier(object), key: key, isLink: false)) else { return }
         let value = object.attribute(named: key) ?? .null
         entries.append(.attribute(object, key, value: value, original: object.originalAttributes[key]))
     }
 
     /// Records a relationship's links before the operation's first change of them.
     func recordLinks(_ object: ManagedObject, _ key: String) {
-        guard recorded.insert(Touched(object: ObjectIdentifier(object), key: key, isLink: true)).inserted else {
-            return
-        }
+        guard isFirst(Touched(object: ObjectIdentifier(object), key: key, isLink: true)) else { return }
         entries.append(.links(object, key, links: object.links[key], original: object.originalLinks[key]))
+    }
+
+    /// Whether `touched` is recorded for the first time (it is recorded now).
+    private func isFirst(_ touched: Touched) -> Bool {
+        if let inserted = recorded?.insert(touched).inserted { return inserted }
+        if listed.contains(touched) { return false }
+        if listed.count < Self.listedLimit {
+            listed.append(touched)
+        } else {
+            recorded = Set(listed + [touched])
+            listed = []
+        }
+        return true
     }
 
     /// Records whether an object was identified by value before the operation set it.

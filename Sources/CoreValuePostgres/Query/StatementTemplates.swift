@@ -1,3 +1,4 @@
+import LibPQ
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,14 @@ final class StatementTemplates<Shape: Hashable & Sendable>: Sendable {
     static var shardCount: Int { 8 }
 
     private final class Shard: Sendable {
-        let kept = Mutex<[Shape: SQL]>([:])
+        let kept = Mutex<Kept>(Kept())
+    }
+    /// A shard's statements, and the last few it handed out, looked at first: a request's shapes hold kept
+    /// texts and short names, compared without hashing them (``RecentlyFound``). Statements are never
+    /// dropped, so a recent entry never goes stale.
+    private struct Kept {
+        var table: [Shape: SQL] = [:]
+        var recent = RecentlyFound<Shape, SQL>()
     }
     private let shards = (0..<StatementTemplates.shardCount).map { _ in Shard() }
 
@@ -36,14 +44,20 @@ final class StatementTemplates<Shape: Hashable & Sendable>: Sendable {
 
     /// The statement of `shape` with `binds` in place of the kept one's values, or `nil` when none is kept.
     func statement(for shape: Shape, binding binds: [SQLBind]) -> SQL? {
-        shard.kept.withLock { $0[shape] }?.replacingBinds(binds)
+        let kept = shard.kept.withLock { kept -> SQL? in
+            if let sql = kept.recent.value(for: shape) { return sql }
+            guard let sql = kept.table[shape] else { return nil }
+            kept.recent.found(shape, sql)
+            return sql
+        }
+        return kept?.replacingBinds(binds)
     }
 
     /// `build()`'s statement, rendered and kept for `shape` while there is room.
     func keep(_ shape: Shape, _ build: () throws -> SQL) rethrows -> SQL {
         let sql = try build().renderedOnce()
         shard.kept.withLock { kept in
-            if kept.count < Self.capacity { kept[shape] = sql }
+            if kept.table.count < Self.capacity { kept.table[shape] = sql }
         }
         return sql
     }

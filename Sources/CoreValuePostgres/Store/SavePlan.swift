@@ -69,10 +69,12 @@ struct SavePlan {
     /// Groups a resolved change set.
     init(mapping: SchemaMapping, changes: ResolvedChangeSet) {
         self.mapping = mapping
-        planInserts(changes)
-        planUpdates(changes)
-        planDeletes(changes)
-        planLinks(changes)
+        // A request's save has one kind of change: the planners of the others are not entered (each makes its
+        // tables and sorts its groups even for nothing).
+        if !changes.changes.inserts.isEmpty { planInserts(changes) }
+        if !changes.changes.updates.isEmpty { planUpdates(changes) }
+        if !changes.changes.deletes.isEmpty { planDeletes(changes) }
+        if !changes.changes.relationships.isEmpty { planLinks(changes) }
     }
 
     /// The rules PostgreSQL adds to a change set's resolution: text cannot hold a NUL character.
@@ -168,11 +170,14 @@ struct SavePlan {
     private mutating func planUpdates(_ resolved: ResolvedChangeSet) {
         var index: [String: Int] = [:]
         let changes = resolved.changes.updates
-        // Sized for the changes at once: growing it one change at a time rehashed it a quarter of the time.
-        var rowIndex: [ManagedObjectID: (Int, Int)] = Dictionary(minimumCapacity: changes.count)
+        // Where each changed ID's row went, to merge a later change of the same ID into it; sized for the
+        // changes at once (growing it one change at a time rehashed it a quarter of the time). One change (a
+        // request's save) has nothing to merge with: no table.
+        let mayRepeat = changes.count > 1
+        var rowIndex: [ManagedObjectID: (Int, Int)] = mayRepeat ? Dictionary(minimumCapacity: changes.count) : [:]
         for (offset, change) in changes.enumerated() {
             let entity = resolved.updateEntities[offset].entity
-            if let (group, position) = rowIndex[change.id] {
+            if mayRepeat, let (group, position) = rowIndex[change.id] {
                 if change.unlessCurrent, updates[group].rows[position].unlessCurrent {
                     updates[group].rows[position].deferred.append(change)
                     continue
@@ -206,10 +211,10 @@ struct SavePlan {
                 index[entity.name] = group
                 updates.append(UpdateGroup(entity: entity, rows: []))
             }
-            rowIndex[change.id] = (group, updates[group].rows.count)
+            if mayRepeat { rowIndex[change.id] = (group, updates[group].rows.count) }
             updates[group].rows.append(row)
         }
-        updates.sort { $0.entity.name < $1.entity.name }
+        if updates.count > 1 { updates.sort { $0.entity.name < $1.entity.name } }
     }
 
     private mutating func planDeletes(_ resolved: ResolvedChangeSet) {

@@ -102,12 +102,12 @@ extension Connection {
             }
             buffer.appendBigEndian(fieldCount)
             for value in row {
-                if let bytes = value.bytes {
-                    guard let length = Int32(exactly: bytes.count) else {
+                if let count = value.byteCount {
+                    guard let length = Int32(exactly: count) else {
                         throw LibPQError(.copyFailed, "a value in row \(rowNumber) is larger than 2 GiB")
                     }
                     buffer.appendBigEndian(length)
-                    buffer.append(contentsOf: bytes)
+                    value.withBytes { buffer.append(contentsOf: $0) }
                 } else {
                     buffer.appendBigEndian(Int32(-1))
                 }

@@ -33,7 +33,7 @@ struct EncodedParameters {
         }
         var total = 0
         for (index, parameter) in parameters.enumerated() {
-            let size = parameter.bytes?.count ?? 0
+            let size = parameter.byteCount ?? 0
             guard Int32(exactly: size) != nil else {
                 throw LibPQError(.encoding, "parameter $\(index + 1) has \(size) bytes; the limit is 2 GiB")
             }
@@ -64,20 +64,21 @@ struct EncodedParameters {
                     var offset = 0
                     for (index, parameter) in parameters.enumerated() {
                         formats[index] = 1
-                        guard let bytes = parameter.bytes else {
-                            values[index] = nil
-                            lengths[index] = 0
-                            continue
-                        }
-                        bytes.withUnsafeBytes { raw in
+                        let copied = parameter.withBytes { raw in
                             if let source = raw.baseAddress {
                                 (base + offset).update(
                                     from: source.assumingMemoryBound(to: CChar.self), count: raw.count)
                             }
+                            return raw.count
+                        }
+                        guard let copied else {
+                            values[index] = nil
+                            lengths[index] = 0
+                            continue
                         }
                         values[index] = UnsafePointer(base + offset)
-                        lengths[index] = Int32(truncatingIfNeeded: bytes.count)
-                        offset += bytes.count
+                        lengths[index] = Int32(truncatingIfNeeded: copied)
+                        offset += copied
                     }
                     return try types.withUnsafeBufferPointer { oids in
                         try body(count, oids.baseAddress, UnsafePointer(values.baseAddress), lengths, formats)

@@ -19,6 +19,10 @@ struct StatementCache {
     /// Set through ``resize(to:)``.
     private(set) var capacity: Int
     private var entries: [Key: (name: String, used: UInt64)] = [:]
+    /// Where the last few statements found are in ``entries`` (a request sends the same few kept texts again:
+    /// found without hashing them). Emptied whenever ``entries`` gains or loses a statement, which moves its
+    /// indices; changing an entry's `used` in place does not.
+    private var recent = RecentlyFound<Key, Dictionary<Key, (name: String, used: UInt64)>.Index>()
     private var clock: UInt64 = 0
     private var serial = 0
     /// Random per cache, so that names never repeat between connections: behind a transaction-mode pooler,
@@ -33,8 +37,15 @@ struct StatementCache {
 
     /// The name the statement was prepared under, marking it used; `nil` when it is not prepared.
     mutating func name(of key: Key) -> String? {
-        // One lookup: the key is a whole statement's text, hashed byte by byte.
-        guard let index = entries.index(forKey: key) else { return nil }
+        let index: Dictionary<Key, (name: String, used: UInt64)>.Index
+        if let known = recent.value(for: key) {
+            index = known
+        } else {
+            // One lookup: the key is a whole statement's text, hashed byte by byte.
+            guard let found = entries.index(forKey: key) else { return nil }
+            index = found
+            recent.found(key, found)
+        }
         clock += 1
         entries.values[index].used = clock
         return entries.values[index].name
@@ -45,6 +56,7 @@ struct StatementCache {
     mutating func add(_ key: Key) -> String {
         remove(key)
         retireLeastRecentlyUsed(keeping: capacity - 1)
+        recent.removeAll()
         serial += 1
         clock += 1
         // A prefix of ours, so that a caller's own `prepare(_:_:types:)` names never collide with these.
@@ -55,17 +67,20 @@ struct StatementCache {
 
     /// Drops a statement whose server statement is unusable (or may not exist); it is deallocated later.
     mutating func remove(_ key: Key) {
+        recent.removeAll()
         if let entry = entries.removeValue(forKey: key) { retired.append(entry.name) }
     }
 
     /// Forgets a statement that was never prepared (its preparation failed or was skipped).
     mutating func discard(_ key: Key) {
+        recent.removeAll()
         entries[key] = nil
     }
 
     /// Forgets every statement: the session that held them ended (``Connection/reset()``), or the server no
     /// longer knows them.
     mutating func removeAll() {
+        recent.removeAll()
         entries = [:]
         retired = []
     }
@@ -86,6 +101,7 @@ struct StatementCache {
     /// only when the cache is full, against the round trip a preparation costs).
     private mutating func retireLeastRecentlyUsed(keeping count: Int) {
         while entries.count > max(0, count), let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+            recent.removeAll()
             entries[oldest.key] = nil
             retired.append(oldest.value.name)
         }

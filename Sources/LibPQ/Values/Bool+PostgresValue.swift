@@ -1,9 +1,9 @@
-extension Bool: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Bool: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `boolean`.
     package static var postgresType: PostgresType { .bool }
 
-    /// Appends one byte, 1 or 0.
-    package func encode(into buffer: inout [UInt8]) throws { buffer.append(self ? 1 : 0) }
+    /// One byte, 1 or 0.
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: UInt8(self ? 1 : 0)) }
 
     /// Reads a `boolean`.
     ///

@@ -1,20 +1,20 @@
 import Foundation
 
-extension Date: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Date: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// Seconds from Foundation's reference date (2001-01-01) back to PostgreSQL's epoch (2000-01-01 UTC).
     private static let postgresEpochOffsetMicroseconds: Int64 = 31_622_400 * 1_000_000
 
     /// `timestamp with time zone`.
     package static var postgresType: PostgresType { .timestamptz }
 
-    /// Appends microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
+    /// Microseconds since 2000-01-01 UTC, rounded to the nearest microsecond, in network byte order.
     ///
     /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
-    package func encode(into buffer: inout [UInt8]) throws {
-        buffer.appendBigEndian(try postgresMicroseconds())
+    package func encodeInline() throws -> InlineBytes {
+        InlineBytes(bigEndian: try postgresMicroseconds())
     }
 
-    /// The value `encode(into:)` writes: microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
+    /// The value `encodeInline()` writes: microseconds since 2000-01-01 UTC, rounded to the nearest microsecond.
     ///
     /// - Throws: ``LibPQError`` `.encoding` for infinite, NaN or out-of-range dates.
     package func postgresMicroseconds() throws -> Int64 {

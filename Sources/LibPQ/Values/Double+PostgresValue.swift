@@ -1,9 +1,9 @@
-extension Double: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Double: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `double precision`.
     package static var postgresType: PostgresType { .float8 }
 
     /// Appends the IEEE 754 bits in network byte order (NaN and infinities included).
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(bitPattern) }
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: bitPattern) }
 
     /// Reads a `double precision` or (widening exactly) a `real`.
     ///

@@ -1,9 +1,9 @@
-extension Float: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Float: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `real`.
     package static var postgresType: PostgresType { .float4 }
 
     /// Appends the IEEE 754 bits in network byte order (NaN and infinities included).
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(bitPattern) }
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: bitPattern) }
 
     /// Reads a `real`.
     ///

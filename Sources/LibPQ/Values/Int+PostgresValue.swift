@@ -1,9 +1,9 @@
-extension Int: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Int: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `bigint` (Swift's `Int` is 64-bit on every supported platform).
     package static var postgresType: PostgresType { .int8 }
 
-    /// Appends the value as a big-endian 64-bit integer.
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(Int64(self)) }
+    /// The value as a big-endian 64-bit integer.
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: Int64(self)) }
 
     /// Reads a `bigint`, `integer` or `smallint`.
     ///

@@ -1,9 +1,9 @@
-extension Int16: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Int16: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `smallint`.
     package static var postgresType: PostgresType { .int2 }
 
-    /// Appends the value in network byte order.
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(self) }
+    /// The value in network byte order.
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: self) }
 
     /// Reads a `smallint` or a narrower integer column.
     ///

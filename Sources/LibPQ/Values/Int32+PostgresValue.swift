@@ -1,9 +1,9 @@
-extension Int32: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Int32: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `integer`.
     package static var postgresType: PostgresType { .int4 }
 
-    /// Appends the value in network byte order.
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(self) }
+    /// The value in network byte order.
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: self) }
 
     /// Reads a `integer` or a narrower integer column.
     ///

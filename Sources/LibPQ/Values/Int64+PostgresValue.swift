@@ -1,9 +1,9 @@
-extension Int64: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension Int64: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `bigint`.
     package static var postgresType: PostgresType { .int8 }
 
-    /// Appends the value in network byte order.
-    package func encode(into buffer: inout [UInt8]) throws { buffer.appendBigEndian(self) }
+    /// The value in network byte order.
+    package func encodeInline() -> InlineBytes { InlineBytes(bigEndian: self) }
 
     /// Reads a `bigint` or a narrower integer column.
     ///

@@ -9,6 +9,12 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     package func encode(into buffer: inout [UInt8]) throws {
         if let value = self { try value.encode(into: &buffer) }
     }
+
+    /// The wrapped value's, held in place when its type holds it so; `nil` for `nil`.
+    package func inlineBytes() throws -> InlineBytes? {
+        guard let value = self else { return nil }
+        return try value.inlineBytes()
+    }
 }
 
 extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {

@@ -14,6 +14,10 @@ package protocol PostgresEncodable {
     ///   `String` holding a NUL byte, or an infinite `Date`).
     func encode(into buffer: inout [UInt8]) throws
 
+    /// The binary representation held in place, for a type whose bytes always fit there
+    /// (``PostgresInlineEncodable``); `nil` (the default) when the bytes go into an array (``encode(into:)``).
+    func inlineBytes() throws -> InlineBytes?
+
     /// Whether this value is SQL NULL; `false` except for `Optional.none`.
     var isPostgresNull: Bool { get }
 }
@@ -21,6 +25,9 @@ package protocol PostgresEncodable {
 extension PostgresEncodable {
     /// Values are not NULL unless they say so.
     package var isPostgresNull: Bool { false }
+
+    /// Encoded into an array unless the type says otherwise.
+    package func inlineBytes() throws -> InlineBytes? { nil }
 }
 
 /// A Swift type that can be read from a result cell in PostgreSQL's binary format.

@@ -1,12 +1,12 @@
 import Foundation
 
-extension UUID: PostgresEncodable, PostgresDecodable, PostgresArrayElement {
+extension UUID: PostgresInlineEncodable, PostgresDecodable, PostgresArrayElement {
     /// `uuid`.
     package static var postgresType: PostgresType { .uuid }
 
-    /// Appends the 16 bytes.
-    package func encode(into buffer: inout [UInt8]) throws {
-        withUnsafeBytes(of: uuid) { buffer.append(contentsOf: $0) }
+    /// The 16 bytes.
+    package func encodeInline() -> InlineBytes {
+        withUnsafeBytes(of: uuid) { InlineBytes(copying: $0) }
     }
 
     /// Reads a `uuid`.
