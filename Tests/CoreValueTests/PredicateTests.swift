@@ -59,3 +59,24 @@ enum StringMatchProbe {
         return ((try? store.fetch(request)) ?? []).count == 1
     }
 }
+
+/// A request validated for a model is not validated again for the same model (a context validates, then its
+/// store does), but any change to it, or another model, validates it afresh; whether it was validated is not
+/// part of its value.
+@Test func aValidatedRequestIsValidatedAgainOnlyWhenItOrTheModelChanged() throws {
+    let model = ExampleModel.model
+    let request = FetchRequest(entityName: "Employee", predicate: .key("age") > 30)
+    let validated = try request.validated(in: model)
+    #expect(validated.predicate == .comparison(key: "age", .greaterThan, .int16(30)))
+    #expect(validated == FetchRequest(entityName: "Employee", predicate: .key("age") > Int16(30)))
+    #expect(try validated.validated(in: model) == validated)
+    var changed = validated
+    changed.predicate = .key("x") == 1
+    #expect(throws: CVManagedStructError.unknownKey(entity: "Employee", key: "x")) { try changed.validated(in: model) }
+    changed = validated
+    changed.fetchLimit = -1
+    #expect(throws: CVManagedStructError.self) { try changed.validated(in: model) }
+    // An equal model built again is another model: the request is checked against it.
+    let other = try ManagedObjectModel(model.entities.filter { $0.name != "Employee" && $0.relationships.isEmpty })
+    #expect(throws: CVManagedStructError.unknownEntity("Employee")) { try validated.validated(in: other) }
+}

@@ -194,6 +194,7 @@ extension FetchRequest {
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)``.
     public func validated(in model: ManagedObjectModel) throws -> FetchRequest {
+        if let validatedEntities, model.hasEntities(stored: validatedEntities) { return self }
         let entity = try model.entity(entityName)
         var request = self
         request.predicate = try predicate?.validated(for: entity, in: model)
@@ -206,6 +207,7 @@ extension FetchRequest {
         if fetchOffset < 0 {
             throw CVManagedStructError.structValueError(message: "negative fetch offset \(fetchOffset)")
         }
+        request.validatedEntities = model.entities
         return request
     }
 }

@@ -79,18 +79,39 @@ public struct CVSortDescriptor: Sendable, Hashable {
 /// What to fetch: an entity, an optional predicate, sort keys, and a window.
 public struct FetchRequest: Sendable, Hashable {
     /// The entity to fetch.
-    public var entityName: String
+    public var entityName: String { didSet { validatedEntities = nil } }
     /// The filter, or `nil` for every object of the entity.
-    public var predicate: CVPredicate?
+    public var predicate: CVPredicate? { didSet { validatedEntities = nil } }
     /// The order; unspecified when empty.
-    public var sortDescriptors: [CVSortDescriptor]
+    public var sortDescriptors: [CVSortDescriptor] { didSet { validatedEntities = nil } }
     /// The largest number of objects to return.
-    public var fetchLimit: Int?
+    public var fetchLimit: Int? { didSet { validatedEntities = nil } }
     /// How many matching objects to skip.
-    public var fetchOffset: Int
+    public var fetchOffset: Int { didSet { validatedEntities = nil } }
     /// Whether objects of the entity's subentities match too (the default, as in Core Data); `false`
     /// returns only objects of the entity itself, none for an abstract entity.
-    public var includesSubentities: Bool
+    public var includesSubentities: Bool { didSet { validatedEntities = nil } }
+    /// The entities of the model ``validated(in:)`` checked and converted this request for, held (so that its
+    /// storage is not reused) while no property changed since: validating it again for the same model
+    /// (a context validates a request, then its store does) returns it as it is. Not part of its value.
+    var validatedEntities: [Entity]?
+
+    /// Equal when every public property is (whether either was validated does not count).
+    public static func == (lhs: FetchRequest, rhs: FetchRequest) -> Bool {
+        lhs.entityName == rhs.entityName && lhs.predicate == rhs.predicate
+            && lhs.sortDescriptors == rhs.sortDescriptors && lhs.fetchLimit == rhs.fetchLimit
+            && lhs.fetchOffset == rhs.fetchOffset && lhs.includesSubentities == rhs.includesSubentities
+    }
+
+    /// Hashes every public property (as ``==(_:_:)`` compares them).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entityName)
+        hasher.combine(predicate)
+        hasher.combine(sortDescriptors)
+        hasher.combine(fetchLimit)
+        hasher.combine(fetchOffset)
+        hasher.combine(includesSubentities)
+    }
 
     /// Creates a fetch request.
     public init(

@@ -93,6 +93,16 @@ extension SaveExecution {
     /// Sends an `UPDATE` of `keys` and takes the versions it returns.
     private func emitUpdate(_ sql: SQL, of entity: String, keys: [Int64], _ emit: Emit) throws {
         try emit(sql) { [self] returned in
+            if keys.count == 1, returned.rowCount <= 1 {
+                // One row (a request's save): its key and version read straight, without the tables below.
+                var version: Int64?
+                if returned.rowCount == 1, try BindEncoding.int64(returned, row: 0, column: 0) == keys[0] {
+                    version = try BindEncoding.int64(returned, row: 0, column: 1)
+                }
+                try checkConflicts(entity, keys: keys, missing: version == nil ? keys : [], action: "update")
+                if let version { result.versions[.permanent(entity, keys[0])] = version }
+                return
+            }
             let versions = try Self.versions(returned)
             // Every row must have been written: a checked one whose version moved on, or any deleted one, was not.
             try checkConflicts(entity, keys: keys, missing: keys.filter { versions[$0] == nil }, action: "update")

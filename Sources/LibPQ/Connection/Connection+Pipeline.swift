@@ -235,7 +235,9 @@ package struct PipelineSender {
     /// Sends a statement of the connection's own ahead of the caller's (a pending `BEGIN`), without
     /// parameters; its result is not handed to the caller.
     func sendPrelude(_ sql: String) throws {
-        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 1) == 1 else {
+        // `withCString`: a short text (`BEGIN`, `COMMIT`) is held inside the `String` itself, and passing it
+        // to C directly would copy it into a new array on every call.
+        guard sql.withCString({ PQsendQueryParams(handle, $0, 0, nil, nil, nil, nil, 1) }) == 1 else {
             throw connection.pipelineSendError(handle, sql)
         }
         box.statements.append(SentStatement(sql: sql, isPrelude: true))
