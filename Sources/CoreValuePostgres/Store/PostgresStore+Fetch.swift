@@ -72,7 +72,7 @@ extension PostgresStore {
             }
             return
         }
-        let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+        let reader = try readers.reader(for: entity)
         let size = Self.rowsPerPart
         var attempts = 0
         try withReadRunner(needsTransaction: false) { runner in
@@ -259,7 +259,7 @@ extension PostgresStore {
         var parts: [[RowSnapshot]] = []
         var part: [RowSnapshot] = []
         for (entity, sql) in queries {
-            let reader = RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+            let reader = try readers.reader(for: entity)
             try readRows(sql, reader, runner, into: &part, size: size, few: few) { full in
                 parts.append(full)
                 full = []

@@ -35,6 +35,7 @@ public final class PostgresStore: StoreRefinements {
     /// The model's lookups, for the checks shared with `MemoryStore`.
     let index: ModelIndex
     let fetchStatements: FetchStatements
+    let readers: RowReaders
     let writeStatements: WriteStatements
     /// The statements that carry a one-row save's `COMMIT` with its commit identifier, by shape.
     let carryTemplates = StatementTemplates<CommitMarker.CarryShape>()
@@ -78,6 +79,7 @@ public final class PostgresStore: StoreRefinements {
         self.index = ModelIndex(model)
         try mapping.validate()
         self.fetchStatements = FetchStatements(mapping: mapping, schema: configuration.schema)
+        self.readers = try RowReaders(mapping: mapping, index: index)
         self.writeStatements = WriteStatements(schema: configuration.schema)
         self.events = EventSink(handler: configuration.onEvent)
         self.pool = try ConnectionPool(

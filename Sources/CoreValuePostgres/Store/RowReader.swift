@@ -177,3 +177,30 @@ private struct CopyCells: RowCells {
         return try [Int64].decode(from: bytes, type: .int8Array)
     }
 }
+
+/// Every entity's ``RowReader``, made once per store: a request's read would otherwise build its column lists
+/// again (two arrays and a walk of the model's relationships per read).
+struct RowReaders {
+    private let readers: [String: RowReader]
+    private let mapping: SchemaMapping
+    private let index: ModelIndex
+
+    init(mapping: SchemaMapping, index: ModelIndex) throws {
+        self.mapping = mapping
+        self.index = index
+        var readers: [String: RowReader] = [:]
+        for entity in mapping.model.entities {
+            readers[entity.name] = RowReader(
+                mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+        }
+        self.readers = readers
+    }
+
+    /// The reader of `entity`'s rows.
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` for an entity the model lacks.
+    func reader(for entity: Entity) throws -> RowReader {
+        if let reader = readers[entity.name] { return reader }
+        return RowReader(mapping: mapping, entity: entity, layout: try index.entity(entity.name).layout)
+    }
+}

@@ -198,7 +198,7 @@ package struct PipelineSender {
     func send(_ sql: String, _ encoded: EncodedParameters) throws {
         guard connection.statementCache.capacity > 0 else {
             let accepted = try encoded.withUnsafePointers { count, types, values, lengths, formats in
-                PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+                sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 1) }
             }
             guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
             box.statements.append(SentStatement(sql: sql))
@@ -221,8 +221,9 @@ package struct PipelineSender {
             connection.statementsPrepared += 1
             box.statements.append(SentStatement(sql: sql, preparing: key))
         }
+        // `withCString`: a `String` handed to C directly is copied into a new array.
         let accepted = try encoded.withUnsafePointers { count, _, values, lengths, formats in
-            PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
+            name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
         }
         guard accepted == 1 else { throw connection.pipelineSendError(handle, sql) }
         box.statements.append(SentStatement(sql: sql, cached: key))

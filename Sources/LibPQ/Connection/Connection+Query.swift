@@ -22,8 +22,11 @@ extension Connection {
         return try withStatement(handle, sql, encoded) { name in
             roundTrips += 1
             let result = try encoded.withUnsafePointers { count, types, values, lengths, formats in
-                if let name { return PQexecPrepared(handle, name, count, values, lengths, formats, 1) }
-                return PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
+                // `withCString` on the text passed: a `String` handed to C directly is copied into a new array.
+                if let name {
+                    return name.withCString { PQexecPrepared(handle, $0, count, values, lengths, formats, 1) }
+                }
+                return sql.withCString { PQexecParams(handle, $0, count, types, values, lengths, formats, 1) }
             }
             return try check(result, handle: handle, sql: sql)
         }
@@ -51,8 +54,10 @@ extension Connection {
         return try withStatement(handle, sql, encoded) { name in
             roundTrips += 1
             let sent = try encoded.withUnsafePointers { count, types, values, lengths, formats in
-                if let name { return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1) }
-                return PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 1)
+                if let name {
+                    return name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
+                }
+                return sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 1) }
             }
             guard sent == 1 else { throw clientError(handle, "sending a query") }
             return try receiveRows(handle, sql, body)
