@@ -46,8 +46,13 @@ package struct FetchStatements: Sendable {
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` / `.unknownKey` / `.typeMismatch` before any SQL exists.
     package func rows(for request: FetchRequest) throws -> SQL {
-        let entity = try mapping.model.entity(request.entityName)
-        let kind = mapping.isHierarchical(entity.name) ? entity.name : nil
+        try rows(for: request, of: try mapping.model.entity(request.entityName), hierarchical: nil)
+    }
+
+    /// ``rows(for:)`` for a caller that looked the request's entity up already (and, when not `nil`, whether
+    /// it is in a hierarchy): a request's read looks it up once.
+    package func rows(for request: FetchRequest, of entity: Entity, hierarchical: Bool?) throws -> SQL {
+        let kind = (hierarchical ?? mapping.isHierarchical(entity.name)) ? entity.name : nil
         if kind == nil, let sql = try oneComparison(request, entity) { return sql }
         let compiler = self.compiler(for: entity)
         var sql = selects[entity.name] ?? select(entity)

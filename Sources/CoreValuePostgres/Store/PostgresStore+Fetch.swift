@@ -17,7 +17,7 @@ extension PostgresStore {
         let request = try request.validated(in: model)
         let entity = try model.entity(request.entityName)
         if mapping.isHierarchical(entity.name) { return try fetchHierarchy(request) }
-        let sql = try fetchStatements.rows(for: request)
+        let sql = try fetchStatements.rows(for: request, of: entity, hierarchical: false)
         return try read([(entity, sql)], few: Self.returnsFewRows(request, entity))
     }
 
@@ -64,7 +64,7 @@ extension PostgresStore {
             if !rows.isEmpty { try body(.rows(rows)) }
             return
         }
-        let sql = try fetchStatements.rows(for: request)
+        let sql = try fetchStatements.rows(for: request, of: entity, hierarchical: false)
         guard configuration.poolSize > 1 else {
             let few = Self.returnsFewRows(request, entity)
             for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart, few: few) where !part.isEmpty {
