@@ -5,7 +5,8 @@ import Foundation
 // line per operation on stdout (logs go to stderr). Exits 0 only if every check passed.
 // corevalue-bench --worker URL W: one concurrent_upsert worker (started by the benchmark itself).
 // corevalue-bench --box N: boxing and an in-memory save only, for profilers.
-// corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed).
+// corevalue-bench --requests URL [N OPS TASKS POOL]: the request path, one line per op (get, update, mixed; and
+// mixed_preferring, its tasks preferring the store's task executor, with COREVALUE_BENCH_MIXED_PREFERRING=1).
 // corevalue-bench --requests-serial URL [N OPS]: its serial ops only, on one thread (for callgrind).
 // corevalue-bench --batch URL [ROWS ROUNDS]: aggregates and batch requests beside the same SQL.
 // corevalue-bench --history URL N: reading N history transactions in pages, with the resident set.

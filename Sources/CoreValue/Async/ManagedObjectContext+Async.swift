@@ -38,6 +38,16 @@ extension ManagedObjectContext {
     ) async throws -> T {
         try Task.checkCancellation()
         let token = CancellationToken()
+        if store.runsBlockingWorkHere {
+            // Already on one of the store's threads (a task that prefers its task executor): the work runs
+            // here, without a handoff there and back.
+            return try await withTaskCancellationHandler {
+                try token.checkCancellation()
+                return try token.makeCurrent { try body() }
+            } onCancel: {
+                token.cancel()
+            }
+        }
         let work = BlockingWork(body)
         let result: Handoff<T> = try await withTaskCancellationHandler {
             // Unchecked: `runBlocking` runs each piece of work exactly once (the store's threads finish the

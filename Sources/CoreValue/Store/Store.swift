@@ -124,6 +124,11 @@ public protocol StoreRefinements: Store {
     /// never block (``MemoryStore``).
     @_spi(StoreImplementation) func runBlocking(_ work: @escaping @Sendable () -> Void)
 
+    /// Whether the calling thread is one of the store's own, where an async call's blocking work may run at
+    /// once instead of through ``runBlocking(_:)`` (a task that prefers the store's task executor runs there):
+    /// no handoff to another thread and back. The default: `false`.
+    @_spi(StoreImplementation) var runsBlockingWorkHere: Bool { get }
+
     /// The Unicode version whose lower-case mapping the store's case-insensitive matches use: a context
     /// evaluates its pending objects with the same one, so they match exactly when their rows would. The
     /// default is ``MemoryStore/defaultCaseMappingVersion``.
@@ -200,6 +205,9 @@ extension Store {
 }
 
 extension StoreRefinements {
+    /// `false`: blocking work goes through ``runBlocking(_:)``.
+    @_spi(StoreImplementation) public var runsBlockingWorkHere: Bool { false }
+
     /// ``MemoryStore/defaultCaseMappingVersion``.
     @_spi(StoreImplementation) public var caseMappingVersion: Unicode.Version { CaseFolding.defaultUnicodeVersion }
 

@@ -27,7 +27,16 @@ final class BlockingExecutor: @unchecked Sendable {
 
     /// Queues `work` for the next free thread (starting one when fewer than `threadCount` run).
     func submit(_ work: @escaping @Sendable () -> Void) {
+        _ = submit(work, unlessStopping: false)
+    }
+
+    /// ``submit(_:)``; with `unlessStopping`, refuses (returns `false`) once ``stop()`` was called.
+    private func submit(_ work: @escaping @Sendable () -> Void, unlessStopping: Bool) -> Bool {
         condition.lock()
+        if unlessStopping && isStopping {
+            condition.unlock()
+            return false
+        }
         queue.append(work)
         let waiting = queue.count - head
         // More queued work than idle threads to take it: one more thread, up to `threadCount`.
@@ -37,6 +46,7 @@ final class BlockingExecutor: @unchecked Sendable {
         condition.signal()
         condition.unlock()
         if startThread { start(number: number) }
+        return true
     }
 
     /// Threads waiting for work (read under `condition`).
@@ -50,6 +60,7 @@ final class BlockingExecutor: @unchecked Sendable {
     }
 
     private func run() {
+        if let key = threadKey { pthread_setspecific(key, Unmanaged.passUnretained(self).toOpaque()) }
         while true {
             condition.lock()
             while head == queue.count && !isStopping {
@@ -81,3 +92,27 @@ final class BlockingExecutor: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+extension BlockingExecutor: TaskExecutor {
+    /// Whether the calling thread is one of this executor's.
+    var isCurrent: Bool {
+        guard let key = threadKey else { return false }
+        return pthread_getspecific(key) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Runs a job of a task that prefers this executor (``PostgresStore/taskExecutor``) on one of its threads,
+    /// in turn with the blocking work. Once the store is gone and its threads have ended, on Swift's global
+    /// concurrent executor instead, so that such a task still runs to its end.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let accepted = submit({ [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }, unlessStopping: true)
+        if !accepted { globalConcurrentExecutor.enqueue(job) }
+    }
+}
+
+/// The thread-local slot that marks a thread as one of a ``BlockingExecutor``'s (created once, never
+/// deleted); `nil` if the process has no key left (no thread is then known as the executor's).
+private let threadKey: pthread_key_t? = {
+    var key = pthread_key_t()
+    return pthread_key_create(&key, nil) == 0 ? key : nil
+}()
