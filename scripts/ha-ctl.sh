@@ -40,34 +40,10 @@ CMD=${1:-}
 ME="ha-ctl"
 case "$CMD" in up) ME="ha-up" ;; down) ME="ha-down" ;; esac
 PORT_A="" PORT_B="" PORT_PGB="" PRIMARY=""
+STATE_KEYS=(PORT_A PORT_B PORT_PGB PRIMARY)
+SETUP="the HA setup" UP_HINT="scripts/ha-up.sh" DOWN_HINT="scripts/ha-down.sh --rm"
 # shellcheck source=scripts/ha-lib.sh
 source "$ROOT/scripts/ha-lib.sh"
-
-# --- state ----------------------------------------------------------------------------------------------
-
-# load_state: reads the state file; returns 1 when there is none and 2 (with a message) when it is damaged.
-load_state() {
-    [[ -f "$STATE" ]] || return 1
-    # shellcheck source=/dev/null
-    source "$STATE" || true
-    if [[ -z "${PORT_A:-}" || -z "${PORT_B:-}" || -z "${PORT_PGB:-}" || ! "${PRIMARY:-}" =~ ^[ab]$ ]]; then
-        echo "$ME: $STATE is damaged; run scripts/ha-down.sh --rm" >&2
-        return 2
-    fi
-}
-
-save_state() {
-    printf 'PORT_A=%s\nPORT_B=%s\nPORT_PGB=%s\nPRIMARY=%s\n' "$PORT_A" "$PORT_B" "$PORT_PGB" "$PRIMARY" \
-        >"$STATE.tmp"
-    mv -f "$STATE.tmp" "$STATE"
-}
-
-# locked_state [-s]: takes the lock, then reads the state (as the previous holder left it).
-locked_state() {
-    [[ -d "$HA" ]] || die "the HA setup does not exist; run scripts/ha-up.sh"
-    lock "$@"
-    load_state || die "the HA setup does not exist; run scripts/ha-up.sh"
-}
 
 # --- nodes ----------------------------------------------------------------------------------------------
 
@@ -373,11 +349,6 @@ cmd_standby() {
 case "$CMD" in
     up) cmd_up ;;
     down) shift; cmd_down "$@" ;;
-    status)
-        locked_state -s
-        probe
-        echo "primary=${P_NODE:+$(port_of "$P_NODE")} standby=${S_NODE:+$(port_of "$S_NODE")}"
-        ;;
     failover)
         locked_state
         case "${2:-}" in
@@ -394,18 +365,5 @@ case "$CMD" in
         sync_rep "$(port_of "$PRIMARY")" off
         rebuild_node "$(other "$PRIMARY")"
         ;;
-    restart-standby) locked_state; cmd_standby restart ;;
-    stop-standby) locked_state; cmd_standby stop ;;
-    start-standby) locked_state; cmd_standby start ;;
-    pgbouncer-restart)
-        locked_state
-        probe
-        stop_pgbouncer
-        start_pgbouncer
-        say "restarted pgbouncer (port $PORT_PGB)"
-        ;;
-    *)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
-        exit 2
-        ;;
+    *) if is_common_command "$CMD"; then common_command "$CMD"; else usage; fi ;;
 esac

@@ -7,7 +7,12 @@
 #   ME            the name its messages start with
 #   PORT_A, PORT_B, PORT_PGB, PRIMARY   the nodes' and pgbouncer's ports, and which node is the primary
 #                 (a or b) as far as pgbouncer is concerned
+#   STATE, STATE_KEYS   the state file and the variables it keeps (PRIMARY among them)
+#   SETUP, UP_HINT, DOWN_HINT   how messages name the setup and the commands that make and remove it
 # and gets (after scripts/lib.sh, which this file sources):
+#   load_state, save_state, locked_state [-s]: the state file, read and written (locked_state under the lock)
+#   common_command cmd: the commands both run alike (status, the standby's, pgbouncer-restart), given the
+#                 script's cmd_standby; is_common_command cmd tells them apart; usage prints the script's header
 #   TIMEOUT ($CV_HA_TIMEOUT, 60 s), say, die, now, secs, wait_for "what" cmd..., q port sql...
 #   lock [-s]     the setup's lock (HA/lock), so tests change the topology one at a time
 #   other, port_of, data_of node; node_running, accepts_writes, accepts_connections, streams, caught_up,
@@ -254,3 +259,70 @@ sslrootcert=$TLS_DIR/ca.crt channel_binding=require"
 # --- URLs -----------------------------------------------------------------------------------------------
 
 url() { echo "postgresql://$DB_USER@127.0.0.1:$1/$DB_NAME"; }
+
+# --- state and the commands both setups run alike ---------------------------------------------------------
+
+# load_state: reads the state file; returns 1 when there is none and 2 (with a message) when it is damaged.
+load_state() {
+    local k
+    [[ -f "$STATE" ]] || return 1
+    # shellcheck source=/dev/null
+    source "$STATE" || true
+    for k in "${STATE_KEYS[@]}"; do
+        if [[ -z "${!k:-}" ]]; then
+            echo "$ME: $STATE is damaged; run $DOWN_HINT" >&2
+            return 2
+        fi
+    done
+    if [[ ! "$PRIMARY" =~ ^[ab]$ ]]; then
+        echo "$ME: $STATE is damaged (PRIMARY=$PRIMARY); run $DOWN_HINT" >&2
+        return 2
+    fi
+}
+
+save_state() {
+    local k
+    for k in "${STATE_KEYS[@]}"; do printf '%s=%s\n' "$k" "${!k}"; done >"$STATE.tmp"
+    mv -f "$STATE.tmp" "$STATE"
+}
+
+# locked_state [-s]: takes the lock, then reads the state (as the previous holder left it).
+locked_state() {
+    [[ -d "$HA" ]] || die "$SETUP does not exist; run $UP_HINT"
+    lock "$@"
+    load_state || die "$SETUP does not exist; run $UP_HINT"
+}
+
+is_common_command() {
+    case "$1" in
+        status | restart-standby | stop-standby | start-standby | pgbouncer-restart) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# common_command cmd: one of is_common_command's, with the sourcing script's cmd_standby for the standby's.
+common_command() {
+    case "$1" in
+        status)
+            locked_state -s
+            probe
+            echo "primary=${P_NODE:+$(port_of "$P_NODE")} standby=${S_NODE:+$(port_of "$S_NODE")}"
+            ;;
+        restart-standby) locked_state; cmd_standby restart ;;
+        stop-standby) locked_state; cmd_standby stop ;;
+        start-standby) locked_state; cmd_standby start ;;
+        pgbouncer-restart)
+            locked_state
+            probe
+            stop_pgbouncer
+            start_pgbouncer
+            say "restarted pgbouncer (port $PORT_PGB)"
+            ;;
+    esac
+}
+
+# usage: the sourcing script's header comment, on stderr; exits 2.
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
+    exit 2
+}

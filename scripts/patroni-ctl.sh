@@ -62,35 +62,8 @@ PATRONI=${PATRONI:-/usr/bin/patroni}
 PATRONICTL=${PATRONICTL:-/usr/bin/patronictl}
 RAFT_CONTROLLER=${RAFT_CONTROLLER:-/usr/bin/patroni_raft_controller}
 
-# --- state ----------------------------------------------------------------------------------------------
-
 STATE_KEYS=(PORT_A PORT_B PORT_PGB PORT_API_A PORT_API_B PORT_RAFT_A PORT_RAFT_B PORT_RAFT_C PRIMARY)
-
-# load_state: reads the state file; returns 1 when there is none and 2 (with a message) when it is damaged.
-load_state() {
-    local k
-    [[ -f "$STATE" ]] || return 1
-    # shellcheck source=/dev/null
-    source "$STATE" || true
-    for k in "${STATE_KEYS[@]}"; do
-        if [[ -z "${!k:-}" ]]; then
-            echo "$ME: $STATE is damaged; run $0 down --rm" >&2
-            return 2
-        fi
-    done
-}
-
-save_state() {
-    local k
-    for k in "${STATE_KEYS[@]}"; do printf '%s=%s\n' "$k" "${!k}"; done >"$STATE.tmp"
-    mv -f "$STATE.tmp" "$STATE"
-}
-
-locked_state() {
-    [[ -d "$HA" ]] || die "the Patroni setup does not exist; run $0 up"
-    lock "$@"
-    load_state || die "the Patroni setup does not exist; run $0 up"
-}
+SETUP="the Patroni setup" UP_HINT="$0 up" DOWN_HINT="$0 down --rm"
 
 api_port_of() { if [[ $1 == a ]]; then echo "$PORT_API_A"; else echo "$PORT_API_B"; fi; }
 
@@ -432,11 +405,6 @@ cmd_callback() {
 case "$CMD" in
     up) cmd_up ;;
     down) shift; cmd_down "$@" ;;
-    status)
-        locked_state -s
-        probe
-        echo "primary=${P_NODE:+$(port_of "$P_NODE")} standby=${S_NODE:+$(port_of "$S_NODE")}"
-        ;;
     failover)
         case "${2:-}" in
             "") what=${CV_PATRONI_FAILOVER:-crash} ;;
@@ -447,19 +415,6 @@ case "$CMD" in
         locked_state
         cmd_failover "$what"
         ;;
-    restart-standby) locked_state; cmd_standby restart ;;
-    stop-standby) locked_state; cmd_standby stop ;;
-    start-standby) locked_state; cmd_standby start ;;
-    pgbouncer-restart)
-        locked_state
-        probe
-        stop_pgbouncer
-        start_pgbouncer
-        say "restarted pgbouncer (port $PORT_PGB)"
-        ;;
     callback) shift; cmd_callback "$@" ;;
-    *)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
-        exit 2
-        ;;
+    *) if is_common_command "$CMD"; then common_command "$CMD"; else usage; fi ;;
 esac
