@@ -6,6 +6,10 @@ import Foundation
 /// As many threads as the store has pooled connections, started on first use: each piece of work holds at
 /// most one connection at a time, so a thread never waits for a connection another queued piece of work
 /// would free. Work runs in the order it was submitted. The threads end when the store is freed.
+///
+/// It is also the store's task executor (``PostgresStore/taskExecutor``): the jobs of tasks that prefer it
+/// queue with the blocking work, and such a task's async calls run their blocking work inline, one call at a
+/// time (a job never suspends inside one), so the rule above holds for them too.
 final class BlockingExecutor: @unchecked Sendable {
     // @unchecked: `queue`, `head`, `started` and `isStopping` are read and written under `condition`.
     private let condition = NSCondition()
