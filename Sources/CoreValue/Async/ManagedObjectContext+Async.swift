@@ -50,9 +50,7 @@ extension ManagedObjectContext {
         }
         let work = BlockingWork(body)
         let result: Handoff<T> = try await withTaskCancellationHandler {
-            // Unchecked: `runBlocking` runs each piece of work exactly once (the store's threads finish the
-            // queued work before they end), and the checked kind costs an allocation per call on a request's path.
-            try await withUnsafeThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation { continuation in
                 store.runBlocking {
                     // `run` lets go of `body` (and the context it captured) before the task resumes: were the
                     // store's thread the last holder, the context would deinit there while the task uses its

@@ -31,16 +31,6 @@ public struct ManagedObjectModel: Sendable, Hashable {
         key == "objectID" || key.hasPrefix("_")
     }
 
-    /// Whether this model's entities are `entities`, the same storage (not only equal values): a check in
-    /// constant time, for a value validated against this model before (``FetchRequest/validated(in:)``).
-    /// The caller holds `entities`, so their storage cannot have been freed and reused.
-    func hasEntities(stored entities: [Entity]) -> Bool {
-        guard !entities.isEmpty, entities.count == self.entities.count else { return false }
-        return entities.withUnsafeBufferPointer { held in
-            self.entities.withUnsafeBufferPointer { own in held.baseAddress == own.baseAddress }
-        }
-    }
-
     /// The model with no entities.
     public static let empty = ManagedObjectModel(validEntities: [], index: [:])
 

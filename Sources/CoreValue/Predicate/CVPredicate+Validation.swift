@@ -194,7 +194,9 @@ extension FetchRequest {
     /// - Throws: ``CVManagedStructError/unknownEntity(_:)``, ``CVManagedStructError/unknownKey(entity:key:)``
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)``.
     public func validated(in model: ManagedObjectModel) throws -> FetchRequest {
-        if let validatedEntities, model.hasEntities(stored: validatedEntities) { return self }
+        // The same model: `==` on its entities stops at their shared storage (a model with equal entities,
+        // built apart, is the same model to validation, and compares element by element).
+        if let validatedEntities, validatedEntities == model.entities { return self }
         let entity = try model.entity(entityName)
         var request = self
         request.predicate = try predicate?.validated(for: entity, in: model)

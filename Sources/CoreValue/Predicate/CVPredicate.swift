@@ -91,9 +91,9 @@ public struct FetchRequest: Sendable, Hashable {
     /// Whether objects of the entity's subentities match too (the default, as in Core Data); `false`
     /// returns only objects of the entity itself, none for an abstract entity.
     public var includesSubentities: Bool { didSet { validatedEntities = nil } }
-    /// The entities of the model ``validated(in:)`` checked and converted this request for, held (so that its
-    /// storage is not reused) while no property changed since: validating it again for the same model
-    /// (a context validates a request, then its store does) returns it as it is. Not part of its value.
+    /// The entities of the model ``validated(in:)`` checked and converted this request for, while no property
+    /// changed since: validating it again for the same model (a context validates a request, then its store
+    /// does) returns it as it is. Not part of its value.
     var validatedEntities: [Entity]?
 
     /// Equal when every public property is (whether either was validated does not count).

@@ -54,9 +54,9 @@ struct StatementCache {
     /// A fresh name for a statement about to be prepared, recorded as prepared; the least recently used
     /// statement is retired first when the cache is full.
     mutating func add(_ key: Key) -> String {
+        // `remove` empties `recent` before the table gains the key.
         remove(key)
         retireLeastRecentlyUsed(keeping: capacity - 1)
-        recent.removeAll()
         serial += 1
         clock += 1
         // A prefix of ours, so that a caller's own `prepare(_:_:types:)` names never collide with these.
