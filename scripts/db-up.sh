@@ -40,7 +40,7 @@ if [[ -f "$DATA/postmaster.pid" ]] && as_owner "$PG_BIN/pg_ctl" -D "$DATA" statu
 fi
 
 port=${CV_DB_PORT:-54320}
-while port_busy "$port"; do port=$((port + 1)); done
+while port_in_use "$port"; do port=$((port + 1)); done
 
 start=$(date +%s.%N)
 if [[ ! -f "$DATA/PG_VERSION" ]]; then

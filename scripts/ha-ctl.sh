@@ -172,7 +172,7 @@ cmd_up() {
         # connection still closing, which a server then cannot bind although nothing listens on it.
         p=${CV_HA_PORT:-25430}
         for a in A B PGB; do
-            while port_busy "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
+            while port_in_use "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
             used+=("$p")
             printf -v "PORT_$a" '%s' "$p"
         done

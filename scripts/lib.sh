@@ -6,6 +6,7 @@
 #   DB_NAME, DB_USER   the application database and role ($CV_DB_NAME, $CV_DB_USER, default corevalue)
 #   as_owner CMD...    runs CMD as RUN_AS when root (initdb, postgres and pgbouncer refuse root)
 #   port_busy PORT     whether something accepts connections on 127.0.0.1:PORT
+#   port_in_use PORT   port_busy, or a socket that does not listen holds PORT (for choosing a free port)
 #   init_cluster BIN DATA LOGDIR   initdb of BIN into DATA as RUN_AS (trust, UTF8, C.UTF-8), its output in
 #                      LOGDIR/initdb.log, shown and fatal on failure
 #   start_cluster NAME BIN DATA LOG [PORT]   pg_ctl start (waiting up to 60 s), the log shown and fatal on
@@ -31,6 +32,16 @@ as_owner() {
 
 port_busy() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# A client's local port comes from the same range as ours (Linux hands out 32768-60999): a connection that
+# happens to use PORT accepts nothing, yet a server's bind to PORT fails on it (seen once in CI: test-pg18's
+# server could not start on 54360). Sockets closing in TIME_WAIT do not block a server's bind and are left out.
+# Without `ss`, only port_busy's check.
+port_in_use() {
+    port_busy "$1" && return 0
+    command -v ss >/dev/null 2>&1 || return 1
+    [[ -n "$(ss -Htan exclude time-wait "( sport = :$1 )" 2>/dev/null)" ]]
 }
 
 init_cluster() {

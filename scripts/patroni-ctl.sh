@@ -253,7 +253,7 @@ cmd_up() {
     if ((state == 1)); then
         p=${CV_PATRONI_PORT:-25460}
         for a in A B PGB API_A API_B RAFT_A RAFT_B RAFT_C; do
-            while port_busy "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
+            while port_in_use "$p" || [[ " ${used[*]} " == *" $p "* ]]; do p=$((p + 1)); done
             used+=("$p")
             printf -v "PORT_$a" '%s' "$p"
         done

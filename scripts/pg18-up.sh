@@ -36,7 +36,7 @@ rm -rf "$DIR"
 mkdir -p "$DIR"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$DIR"
 port=${CV_PG18_PORT:-54360}
-while port_busy "$port"; do port=$((port + 1)); done
+while port_in_use "$port"; do port=$((port + 1)); done
 init_cluster "$BIN" "$DIR/data" "$DIR"
 {
     echo "listen_addresses = '127.0.0.1'"

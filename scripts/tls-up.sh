@@ -40,7 +40,7 @@ make_certificates "$DIR" --other-ca
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$DIR" "$DIR/server.key" "$DIR/server.crt" "$DIR/ca.crt"
 
 port=${CV_TLS_PORT:-54340}
-while port_busy "$port"; do port=$((port + 1)); done
+while port_in_use "$port"; do port=$((port + 1)); done
 as_owner mkdir -p "$DATA"
 chmod 700 "$DATA"
 init_cluster "$PG_BIN" "$DATA" "$DIR"
