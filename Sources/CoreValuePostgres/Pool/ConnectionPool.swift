@@ -26,9 +26,11 @@ package final class ConnectionPool: @unchecked Sendable {
     /// Each connection's `statementCacheCapacity` (0: statements are sent unnamed).
     package let statementCacheCapacity: Int
     private let condition = NSCondition()
-    private var idle: [Connection] = []
-    private var open = 0
-    private var closed = false
+    // The three below are read and written only while `condition` is locked, which makes every access exclusive;
+    // the compiler cannot see a lock, and checked each access at run time (nine checks per checkout and return).
+    @exclusivity(unchecked) private var idle: [Connection] = []
+    @exclusivity(unchecked) private var open = 0
+    @exclusivity(unchecked) private var closed = false
     private let events: EventSink
 
     /// Creates a pool; no connection is opened until one is needed.
@@ -143,10 +145,11 @@ package final class ConnectionPool: @unchecked Sendable {
             }
             idle = kept
         }
+        // None of the idle connections has expired now (the expired ones were just retired).
         while let connection = idle.popLast() {
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend (and
             // the EOF behind it: `isUsable` reads twice when something was waiting).
-            if !isExpired(connection) && connection.isUsable {
+            if connection.isUsable {
                 condition.unlock()
                 return connection
             }

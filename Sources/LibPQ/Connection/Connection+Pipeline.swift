@@ -260,7 +260,10 @@ struct SentStatement {
 }
 
 private final class SentStatements {
-    var statements: [SentStatement]
+    /// Unchecked as ``Connection/statementCache`` is, and for the same reasons: a pipeline's one user appends
+    /// and reads it, and nothing inside an access reaches it again (checked, each of a request's seven accesses
+    /// paid a run-time check).
+    @exclusivity(unchecked) var statements: [SentStatement]
 
     init() {
         // A request's pipeline: BEGIN, a preparation, the statement, COMMIT; grown once, not three times.

@@ -17,7 +17,14 @@ package final class Connection {
     /// The SQL of statements prepared on this session, for error messages.
     var preparedStatements: [String: String] = [:]
     /// The statements this connection prepared for its own calls (see ``statementCacheCapacity``).
-    var statementCache = StatementCache(capacity: 0)
+    ///
+    /// This and the two counters below are the connection's storage that every statement touches, and the
+    /// only properties here marked `@exclusivity(unchecked)`: the compiler could not prove their accesses
+    /// exclusive (the cache's mutations call into the standard library; the counters are read from the store's
+    /// module), so each access was checked at run time, about thirty checks per request. Nothing inside an access
+    /// to them reaches the connection again, and a connection has one user at a time (the pool's rule), so no
+    /// two accesses can overlap.
+    @exclusivity(unchecked) var statementCache = StatementCache(capacity: 0)
     /// The `BEGIN` of a ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` not sent yet: it
     /// goes to the server with the transaction's first statement.
     var pendingBegin: String?
@@ -39,9 +46,9 @@ package final class Connection {
     /// How many times this connection sent the server something and waited for its answer: one per
     /// statement run alone, one per pipeline or COPY, one per statement prepared for the cache. A count for
     /// tests and statistics (deterministic, unlike timings).
-    package internal(set) var roundTrips = 0
+    @exclusivity(unchecked) package internal(set) var roundTrips = 0
     /// How many statements this connection prepared for its statement cache.
-    package internal(set) var statementsPrepared = 0
+    @exclusivity(unchecked) package internal(set) var statementsPrepared = 0
 
     /// How many statements ``query(_:_:)``, ``queryRows(_:_:_:)`` and pipelined statements keep prepared,
     /// keyed by SQL text and parameter types; 0 (the default) sends every statement unnamed.
