@@ -91,7 +91,7 @@ extension ManagedObjectContext {
         for object in stale where missingIDs.contains(object.objectID) {
             dropUnique(object)
             object.isDeletedFlag = true
-            registry[object.info.name]?[object.objectID] = nil
+            registry.remove(object)
         }
     }
 }

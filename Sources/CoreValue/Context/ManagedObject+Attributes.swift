@@ -62,15 +62,25 @@ extension ManagedObject {
         let old = attribute(at: position) ?? .null
         guard old != value else { return }
         let key = info.layout.names[position]
-        managedObjectContext?.undoLog?.recordAttribute(self, key)
-        if let original = originalAttributes[key] {
+        // The context (an unowned load) and the value before the first unsaved change (a hashed lookup) once each,
+        // for the undo log and for the change tracking alike.
+        let context = managedObjectContext
+        let original = pending?.originalAttributes[key]
+        context?.undoLog?.recordAttribute(self, key, value: old, original: original)
+        if let original {
             if original == value { originalAttributes[key] = nil }
         } else {
+            // Room for a few changed values at once: the first two made the table and then grew it.
+            if pending?.originalAttributes.isEmpty ?? true {
+                originalAttributes.reserveCapacity(min(info.layout.count, 8))
+            }
             originalAttributes[key] = old
         }
         setAttribute(value, at: position)
-        if upsertKey != nil, upsertAttributes?.contains(key) == false { upsertAttributes?.insert(key) }
-        managedObjectContext?.attributeDidChange(self, at: position, key: key, from: old, to: value)
+        if let pending, pending.upsertKey != nil, pending.upsertAttributes?.contains(key) == false {
+            pending.upsertAttributes?.insert(key)
+        }
+        context?.attributeDidChange(self, at: position, key: key, from: old, to: value)
     }
 
     /// Takes a stored row's version and attribute values (not its links).

@@ -9,7 +9,7 @@ import Foundation
 /// registered object of the entity in one store call.
 ///
 /// An object without a context (boxing with a `nil` context) is *ephemeral*: it can be read but not saved,
-/// and its inverse relationships are not maintained. An object only weakly refers to its context: keep the
+/// and its inverse relationships are not maintained. An object does not keep its context alive: keep the
 /// context alive while you use its objects: when a context is freed, its objects keep their attributes but
 /// lose their relationships (which would otherwise keep each other alive), and reading one then throws
 /// ``CVManagedStructError/relationshipUnavailable(entity:key:)`` rather than reading as empty.
@@ -31,8 +31,9 @@ public final class ManagedObject {
     private var storedID: ManagedObjectID
     /// The context the object belongs to; `nil` for an ephemeral object, and once the context is gone.
     public var managedObjectContext: ManagedObjectContext? { contextHandle?.context }
-    /// The context's one weak reference to itself, shared by all its objects: holding it is a plain retain,
-    /// where a weak reference per object cost an atomic side-table update when each object was made and freed.
+    /// The context's one reference to itself, shared by all its objects (``ContextHandle``): holding it is a
+    /// plain retain, where a weak reference per object cost an atomic side-table update when each object was
+    /// made and freed.
     private let contextHandle: ContextHandle?
 
     let info: EntityIndex
@@ -135,8 +136,7 @@ public final class ManagedObject {
     }
 
     /// An object of the context whose handle this is (`nil`: an ephemeral object). A context makes its objects
-    /// through its handle: the context itself is weakly referenced (it has a side table), so retaining it per
-    /// object took the runtime's slow path twice per object.
+    /// through its handle, one reference shared by all of them, rather than referring to itself from each.
     init(info: EntityIndex, objectID: ManagedObjectID, handle: ContextHandle?) {
         self.info = info
         self.storedID = objectID

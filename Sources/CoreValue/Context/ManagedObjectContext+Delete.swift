@@ -68,7 +68,7 @@ extension ManagedObjectContext {
             dropUnique(victim)
             victim.isDeletedFlag = true
             if victim.isInsertedFlag {
-                registry[victim.info.name]?[victim.objectID] = nil
+                registry.remove(victim)
             } else {
                 pendingDeletes.append(victim)
             }

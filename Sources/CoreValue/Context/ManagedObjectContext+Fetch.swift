@@ -12,8 +12,8 @@ extension ManagedObjectContext {
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` before any store call, or the
     ///   store's error.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        let request = try request.validated(in: model)
-        return try fetchValidated(request, try index.entity(request.entityName))
+        let info = try index.entity(request.entityName)
+        return try fetchValidated(try request.validated(in: model, entity: info.entity), info)
     }
 
     /// The structs the objects matching a request unbox to (`query`), in the request's order.
@@ -24,8 +24,8 @@ extension ManagedObjectContext {
     ///
     /// - Throws: As ``fetch(_:)-yg54``; what `unbox` throws.
     func fetchUnboxing<T>(_ request: FetchRequest, _ unbox: (ManagedObject) throws -> T) throws -> [T] {
-        let request = try request.validated(in: model)
         let info = try index.entity(request.entityName)
+        let request = try request.validated(in: model, entity: info.entity)
         guard info.entity.relationships.isEmpty, !hasPendingChanges(of: info) else {
             return try fetchValidated(request, info).map(unbox)
         }
@@ -43,7 +43,7 @@ extension ManagedObjectContext {
         throws -> [T]
     {
         // With none of the entity's objects registered before, every row makes a new one.
-        var fresh = registry[info.name]?.isEmpty ?? true
+        var fresh = registry[info]?.isEmpty ?? true
         // One array, grown by doubling (a large array's old storage is returned when it moves): reserving
         // each part's exact total copied the array once per part, and joining per-part arrays at the end
         // held every part beside the whole.
@@ -140,8 +140,8 @@ extension ManagedObjectContext {
     ///
     /// - Throws: As ``fetch(_:)-yg54``.
     public func count(for request: FetchRequest) throws -> Int {
-        let request = try request.validated(in: model)
         let info = try index.entity(request.entityName)
+        let request = try request.validated(in: model, entity: info.entity)
         guard hasPendingChanges(of: info) else { return try store.count(request) }
         return try fetchValidated(request, info).count
     }

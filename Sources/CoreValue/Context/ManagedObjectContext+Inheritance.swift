@@ -8,7 +8,7 @@ extension ManagedObjectContext {
     func registeredSubentityObject(_ destination: String, _ key: Int64) -> ManagedObject? {
         guard index.hasHierarchies, let info = index.entities[destination], info.isInHierarchy else { return nil }
         for kind in info.kinds where kind != destination {
-            if let object = registry[kind]?[.permanent(kind, key)] { return object }
+            if let object = registered(kind)?[.permanent(kind, key)] { return object }
         }
         return nil
     }

@@ -37,8 +37,8 @@ extension ManagedObjectContext {
                 try index.entity(snapshot.id.entityName)
             }
         // The entity's registry taken out of the dictionary while it changes, so that it is not copied.
-        var objects = registry.removeValue(forKey: info.name) ?? [:]
-        defer { registry[info.name] = objects }
+        var objects = registry.take(info)
+        defer { registry.put(objects, for: info) }
         return register(snapshot, info, in: &objects)
     }
 
@@ -50,8 +50,8 @@ extension ManagedObjectContext {
         -> [ManagedObject]
     {
         reserveCapacity(snapshots.count, of: info, fetched: true)
-        var objects = registry.removeValue(forKey: info.name) ?? [:]
-        defer { registry[info.name] = objects }
+        var objects = registry.take(info)
+        defer { registry.put(objects, for: info) }
         var result: [ManagedObject] = []
         result.reserveCapacity(snapshots.count)
         // Each row is moved out of the array, last first (reading rows in place or by `for in` copied each one
@@ -68,7 +68,7 @@ extension ManagedObjectContext {
             } else {
                 // Another entity's row (no store returns one): registered in that entity's registry.
                 let other = try index.entity(snapshot.id.entityName)
-                result.append(register(snapshot, other, in: &registry[other.name, default: [:]]))
+                result.append(register(snapshot, other, in: &registry[other, default: [:]]))
             }
         }
         result.reverse()

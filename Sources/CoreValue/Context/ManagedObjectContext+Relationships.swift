@@ -11,7 +11,7 @@ extension ManagedObjectContext {
         let destination = relationship.destination
         let links = object.links[key] ?? []
         let needsLoading = {
-            let registered = registry[destination] ?? [:]
+            let registered = self.registered(destination) ?? [:]
             return links.contains { isUnresolved($0, destination, in: registered) }
         }()
         if needsLoading { try loadBatch(for: object, key, destination) }
@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         resolvedLinks.reserveCapacity(links.count)
         var rewrote = false
         // The destination's registry looked up once, not once per link.
-        let registered = registry[destination] ?? [:]
+        let registered = self.registered(destination) ?? [:]
         for link in links {
             switch link {
             case .object(let linked):
@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     }
 
     private func isUnresolved(_ link: Link, _ destination: String) -> Bool {
-        isUnresolved(link, destination, in: registry[destination] ?? [:])
+        isUnresolved(link, destination, in: registered(destination) ?? [:])
     }
 
     /// Whether a link is a stored key of a row neither `registered` (the destination's registry) nor known
@@ -65,7 +65,7 @@ extension ManagedObjectContext {
         // The destination's registry is held only while collecting: registering the rows changes it, and a
         // copy still held then would be copied whole.
         do {
-            let registered = registry[destination] ?? [:]
+            let registered = self.registered(destination) ?? [:]
             func collect(_ owner: ManagedObject) {
                 let links = owner.links[key] ?? []
                 seen.reserveGrowing(seen.count + links.count)
@@ -79,7 +79,7 @@ extension ManagedObjectContext {
                 if needed, let key = owner.objectID.primaryKey { owners.append(key) }
             }
             collect(object)
-            for other in (registry[object.info.name] ?? [:]).values where wanted.count < Self.batchSize {
+            for other in (registry[object.info] ?? [:]).values where wanted.count < Self.batchSize {
                 if other !== object { collect(other) }
             }
         }
@@ -196,7 +196,7 @@ extension ManagedObjectContext {
         switch link {
         case .object(let object): return object
         case .key(let primaryKey):
-            return registry[entityName]?[.permanent(entityName, primaryKey)]
+            return registered(entityName)?[.permanent(entityName, primaryKey)]
                 ?? registeredSubentityObject(entityName, primaryKey)
         }
     }

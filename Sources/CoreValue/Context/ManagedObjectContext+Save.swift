@@ -119,7 +119,7 @@ extension ManagedObjectContext {
     public func rollback() {
         for object in insertedList {
             dropUnique(object)
-            registry[object.info.name]?[object.objectID] = nil
+            registry.remove(object)
             object.isDeletedFlag = true
             object.isInsertedFlag = false
         }
@@ -186,11 +186,11 @@ extension ManagedObjectContext {
         _ result: SaveResult, inserted: [ManagedObject], deleted: [ManagedObject], recordingSavedIDs: Bool = true
     ) {
         if recordingSavedIDs { savedIDs.reserveGrowing(savedIDs.count + inserted.count) }
-        // One entity's objects at a time, on its registry taken out of the dictionary (so that it is not
-        // copied on write, and the entity's name is not hashed twice per object).
+        // One entity's objects at a time, on its table taken out of the registry (so that it is not copied on
+        // write, and the entity is not looked up twice per object).
         for run in inserted.runs(by: \.info.name) {
-            let name = inserted[run.lowerBound].info.name
-            var objects = registry.removeValue(forKey: name) ?? [:]
+            let info = inserted[run.lowerBound].info
+            var objects = registry.take(info)
             // When these inserts are every object of the entity here (a bulk load, whose objects a streamed
             // save does not register until now), their permanent IDs go into a new table instead of replacing
             // each temporary one in the old.
@@ -216,13 +216,13 @@ extension ManagedObjectContext {
                     addUnique(object)
                 }
             }
-            registry[name] = objects
+            registry.put(objects, for: info)
         }
         for object in changedList {
             if let version = result.versions[object.objectID] { object.version = version }
         }
         for object in insertedList + changedList + deleted { object.clearPendingState() }
-        for object in deleted { registry[object.info.name]?[object.objectID] = nil }
+        for object in deleted { registry.remove(object) }
         clearPendingLists()
     }
 

@@ -24,7 +24,7 @@ extension ManagedObjectContext {
         guard structs.count > Self.streamedPartSize, !hasChanges, let first = structs.first else { return false }
         let info = try index.entity(T.EntityName)
         // One unique attribute, the identifier: the only one a part's boxing looks objects up by.
-        guard info.entity.relationships.isEmpty, registry[info.name]?.isEmpty ?? true,
+        guard info.entity.relationships.isEmpty, registry[info]?.isEmpty ?? true,
             info.uniqueAttributes.count == 1, let attribute = info.attributes[T.IdentifierName], attribute.isUnique,
             ValueOrder.matchesServerOrder(attribute.type)
         else { return false }

@@ -19,12 +19,15 @@ final class UndoLog {
     /// Objects the operation deleted, in order.
     var victims: [ManagedObject] = []
     /// First values of what the operation changed, in order.
-    private(set) var entries: [Entry] = []
+    ///
+    /// This and the two records below are unchecked for the reasons the context's bookkeeping is
+    /// (``ManagedObjectContext/registry``): the log is internal and its context's, one user at a time.
+    @exclusivity(unchecked) private(set) var entries: [Entry] = []
     /// The attributes and relationships already recorded: only the first change of each counts. A list while
     /// short (a request changes a few values of one object: comparing its kept key names costs less than
     /// hashing them into a new set), a set past ``listedLimit``.
-    private var listed: [Touched] = []
-    private var recorded: Set<Touched>?
+    @exclusivity(unchecked) private var listed: [Touched] = []
+    @exclusivity(unchecked) private var recorded: Set<Touched>?
     private static var listedLimit: Int { 16 }
 
     private struct Touched: Hashable {
@@ -36,13 +39,16 @@ final class UndoLog {
     init(insertedMark: Int, deletedMark: Int) {
         self.insertedMark = insertedMark
         self.deletedMark = deletedMark
+        // A request's save of one struct records about three entries: room made once, not grown twice.
+        entries.reserveCapacity(4)
     }
 
-    /// Records an attribute's value before the operation's first change of it.
-    func recordAttribute(_ object: ManagedObject, _ key: String) {
+    /// Records an attribute's value before the operation's first change of it: `value` is the object's value
+    /// now, `original` its value before the first unsaved change (``ManagedObject/originalAttributes``), both
+    /// as the caller, about to change the value, has already read them.
+    func recordAttribute(_ object: ManagedObject, _ key: String, value: AttributeValue, original: AttributeValue?) {
         guard isFirst(Touched(object: ObjectIdentifier(object), key: key, isLink: false)) else { return }
-        let value = object.attribute(named: key) ?? .null
-        entries.append(.attribute(object, key, value: value, original: object.originalAttributes[key]))
+        entries.append(.attribute(object, key, value: value, original: original))
     }
 
     /// Records a relationship's links before the operation's first change of them.
@@ -120,7 +126,7 @@ extension ManagedObjectContext {
         }
         for victim in log.victims.reversed() where victim.isDeletedFlag {
             victim.isDeletedFlag = false
-            if victim.isInsertedFlag { registry[victim.info.name, default: [:]][victim.objectID] = victim }
+            if victim.isInsertedFlag { registry[victim.info, default: [:]][victim.objectID] = victim }
         }
         for object in touched + log.victims { addUnique(object) }
         if deletedList.count > log.deletedMark { removeDeleted(from: log.deletedMark) }
@@ -143,7 +149,7 @@ extension ManagedObjectContext {
         }
         for object in forgotten {
             dropUnique(object)
-            registry[object.info.name]?[object.objectID] = nil
+            registry.remove(object)
             object.isDeletedFlag = true
             object.isInsertedFlag = false
         }

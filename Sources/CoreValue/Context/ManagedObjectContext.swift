@@ -23,14 +23,22 @@ public final class ManagedObjectContext {
     public var model: ManagedObjectModel { index.model }
 
     let index: ModelIndex
-    /// Registered objects by entity, then ID.
-    var registry: [String: [ManagedObjectID: ManagedObject]] = [:]
+    /// Registered objects by entity, then ID (see ``Registry``).
+    ///
+    /// This, the three pending lists and ``missingIDs`` are the context's bookkeeping that every request reads
+    /// and writes, and are marked `@exclusivity(unchecked)`: their accesses call into the standard library
+    /// (a dictionary's or an array's growth, the release of what they replace), so the compiler could not prove
+    /// them exclusive and checked each at run time (a dozen checks per request). They are internal, a context
+    /// has one user at a time, and nothing an access releases runs code that reaches the context (objects and
+    /// snapshots have no `deinit` of their own), so no two accesses can overlap; the compiler still rejects
+    /// any overlap it can see.
+    @exclusivity(unchecked) var registry = Registry()
     /// Objects inserted since the last save, in insertion order (deleted ones are skipped when saving).
-    var pendingInserts = PendingList()
+    @exclusivity(unchecked) var pendingInserts = PendingList()
     /// Stored objects changed since the last save.
-    var pendingChanges = PendingList()
+    @exclusivity(unchecked) var pendingChanges = PendingList()
     /// Stored objects deleted since the last save.
-    var pendingDeletes = PendingList()
+    @exclusivity(unchecked) var pendingDeletes = PendingList()
     var insertedList: [ManagedObject] { pendingInserts.all }
     var changedList: [ManagedObject] { pendingChanges.all }
     var deletedList: [ManagedObject] { pendingDeletes.all }
@@ -81,7 +89,7 @@ public final class ManagedObjectContext {
     /// before the save still finds its object.
     var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
-    var missingIDs: Set<ManagedObjectID> = []
+    @exclusivity(unchecked) var missingIDs: Set<ManagedObjectID> = []
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
     /// What a save does when another writer changed a row since this context read it (``MergePolicy``);
@@ -128,10 +136,12 @@ public final class ManagedObjectContext {
         handle.context = self
     }
 
-    /// The weak reference to this context that its objects share (see ``ManagedObject/managedObjectContext``).
+    /// The reference to this context that its objects share (see ``ManagedObject/managedObjectContext``).
     let handle = ContextHandle()
 
     deinit {
+        // Objects that outlive the context read it as gone (see `ContextHandle`).
+        handle.context = nil
         // Objects link to each other strongly; break the cycles so that they are freed with the context.
         for objects in registry.values {
             // An entity without relationships has no links to break and nothing to read as empty later.
@@ -149,16 +159,21 @@ public final class ManagedObjectContext {
         registry.values.flatMap(\.values)
     }
 
+    /// The registered objects of the entity named `name`, by ID; `nil` when it has none or the model no such entity.
+    func registered(_ name: String) -> Registry.Table? {
+        index.entities[name].flatMap { registry[$0] }
+    }
+
     /// The registered objects of one entity.
     public func registeredObjects(entityName: String) -> [ManagedObject] {
-        registry[entityName].map { Array($0.values) } ?? []
+        registered(entityName).map { Array($0.values) } ?? []
     }
 
     /// The registered object with this ID, if any; never calls the store.
     ///
     /// The temporary ID of an object inserted here finds the object also after the save gave it a permanent ID.
     public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
-        registry[id.entityName]?[permanentID(for: id)]
+        registered(id.entityName)?[permanentID(for: id)]
     }
 
     /// The permanent ID an object inserted here with temporary ID `id` got when saved; `id` itself otherwise.
@@ -199,7 +214,8 @@ public final class ManagedObjectContext {
     /// join the unique index later, see ``uniqueIndex``), in the unique index.
     func reserveCapacity(_ count: Int, of info: EntityIndex, fetched: Bool = false) {
         guard count > 16, bulkInsert(of: info) == nil else { return }
-        registry[info.name, default: [:]].reserveGrowing(.clampedSum(registry[info.name]?.count ?? 0, count))
+        let wanted = Int.clampedSum(registry[info]?.count ?? 0, count)
+        registry[info, default: [:]].reserveGrowing(wanted)
         guard !info.uniqueAttributes.isEmpty else { return }
         if fetched {
             unindexed.reserveGrowing(.clampedSum(unindexed.count, count))
@@ -224,7 +240,7 @@ public final class ManagedObjectContext {
     func insertObject(_ info: EntityIndex) -> ManagedObject {
         let object = ManagedObject(info: info, objectID: .temporary(info.name), handle: handle)
         object.isInsertedFlag = true
-        if bulkInsert(of: info) == nil { registry[info.name, default: [:]][object.objectID] = object }
+        if bulkInsert(of: info) == nil { registry[info, default: [:]][object.objectID] = object }
         pendingInserts.append(object)
         return object
     }

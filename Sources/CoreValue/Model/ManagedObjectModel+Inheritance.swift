@@ -40,7 +40,7 @@ extension ManagedObjectModel {
 
     /// Whether the entity has a parent or a subentity: whether its rows share storage with another entity's.
     public func isInHierarchy(_ name: String) -> Bool {
-        guard let lineage = lineages[name] else { return false }
+        guard hasHierarchies, let lineage = lineages[name] else { return false }
         return lineage.root != name || lineage.hasSubentities
     }
 

@@ -24,6 +24,8 @@ public struct ManagedObjectModel: Sendable, Hashable {
     private let index: [String: Int]
     /// Each entity's place in its hierarchy, by name (see ``Lineage``).
     let lineages: [String: Lineage]
+    /// Whether any entity has a parent: `false` answers ``isInHierarchy(_:)`` without a lookup by name.
+    let hasHierarchies: Bool
 
     /// Keys no attribute or relationship may use: `objectID` is the struct's identity, and names starting
     /// with an underscore are kept for the store's own columns.
@@ -38,6 +40,7 @@ public struct ManagedObjectModel: Sendable, Hashable {
         self.entities = validEntities
         self.index = index
         self.lineages = [:]
+        self.hasHierarchies = false
     }
 
     /// Creates and validates a model.
@@ -59,6 +62,7 @@ public struct ManagedObjectModel: Sendable, Hashable {
         self.entities = resolved
         self.index = index
         self.lineages = Self.lineages(resolved, index: index)
+        self.hasHierarchies = resolved.contains { $0.parent != nil }
         for entity in resolved { try validate(entity) }
     }
 

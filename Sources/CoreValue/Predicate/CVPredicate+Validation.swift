@@ -197,7 +197,13 @@ extension FetchRequest {
         // The same model: `==` on its entities stops at their shared storage (a model with equal entities,
         // built apart, is the same model to validation, and compares element by element).
         if let validatedEntities, validatedEntities == model.entities { return self }
-        let entity = try model.entity(entityName)
+        return try validated(in: model, entity: try model.entity(entityName))
+    }
+
+    /// ``validated(in:)`` for a caller that already looked up the request's entity in `model` (a context, by
+    /// its index): the entity is not looked up by name again.
+    package func validated(in model: ManagedObjectModel, entity: Entity) throws -> FetchRequest {
+        if let validatedEntities, validatedEntities == model.entities { return self }
         var request = self
         request.predicate = try predicate?.validated(for: entity, in: model)
         for sort in sortDescriptors where entity.attribute(named: sort.key) == nil {

@@ -67,6 +67,8 @@ enum IntegritySuite {
             try await ManagedObjectContext(store: store).existingObject(with: id, via: api)
         }
         let object = try await detachedObject()
+        // The object reads its context as gone (its handle was cleared when the context was freed).
+        #expect(object.managedObjectContext == nil)
         #expect(try object.value(forKey: "name", as: String.self) == "Folder")
         #expect(throws: CVManagedStructError.relationshipUnavailable(entity: "Company", key: "employees")) {
             _ = try Company.fromObject(object)
