@@ -292,7 +292,27 @@ public final class ManagedObjectContext {
         guard let unique = UniqueValue(info, key, value) else { return nil }
         // A bulk save's entity has no other object here (see `BulkInsert`).
         if let bulk = bulkInsert(of: info) { return bulk.uniques[unique] }
+        if uniqueTables.indexed.isEmpty, unindexed.count <= Self.unindexedScanLimit {
+            return unindexedObject(unique)
+        }
         return uniqueIndex[unique]
+    }
+
+    /// How many objects waiting to be indexed ``uniqueObject(_:_:_:)`` compares one by one while the index is
+    /// empty, rather than indexing them first: a request reads an object and saves it as a struct, which looks
+    /// it up by its unique value, and building the index for that one lookup cost more than comparing.
+    static let unindexedScanLimit = 4
+
+    /// The object ``uniqueIndex`` would hold for `unique` once the objects waiting were indexed (and it held no
+    /// other): the last of them, not deleted, whose current value matches (indexing skips nulls, and a later
+    /// object replaces an earlier one).
+    private func unindexedObject(_ unique: UniqueValue) -> ManagedObject? {
+        let position = Int(unique.position)
+        for object in unindexed.reversed() where !object.isDeletedFlag && object.info.number == unique.entity {
+            let value = object.attribute(at: position) ?? .null
+            if !value.isNull, UniqueValue(object.info, at: position, value) == unique { return object }
+        }
+        return nil
     }
 
     /// Puts objects into the unique index on its next use (as objects a fetch registers).
