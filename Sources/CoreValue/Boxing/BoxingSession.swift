@@ -18,15 +18,40 @@ struct BoxingSession {
     /// - Throws: ``CVManagedStructError`` from reflection or identity resolution; either way no object has
     ///   been written.
     func box<T: BoxingStruct>(_ values: [T]) throws -> [ManagedObject] {
+        let builder = try recordBuilder(T.self, isEmpty: values.isEmpty)
+        // With the type known: no existential per struct (see `RecordBuilder.record(typed:depth:)`). A loop
+        // over the array, not `map`: this code is not specialized for the caller's type, and `Collection.map`
+        // reached each element through the protocol's witnesses.
+        var roots: [BoxRecord] = []
+        roots.reserveCapacity(values.count)
+        for index in values.indices { roots.append(try builder.record(typed: values[index], depth: 0)) }
+        return try box(roots, of: ObjectIdentifier(T.self))
+    }
+
+    /// `box(_:)` for one struct (`toObject`): no array of the caller's type is made (its generic
+    /// metadata looked up at run time, its storage allocated) for the one value.
+    func box<T: BoxingStruct>(one value: T) throws -> ManagedObject {
+        let root = try recordBuilder(T.self, isEmpty: false).record(typed: value, depth: 0)
+        let objects = try box([root], of: ObjectIdentifier(T.self))
+        guard let object = objects.first else {
+            throw CVManagedStructError.structConversionError(message: "boxing \(T.self) produced no object")
+        }
+        return object
+    }
+
+    /// What makes the records of `type`'s structs.
+    private func recordBuilder<T: BoxingStruct>(_ type: T.Type, isEmpty: Bool) throws -> RecordBuilder {
         // Without a context, the entities come from the struct types themselves (no process-wide registry).
-        let index = try context?.index ?? DerivedModel.index(for: values.isEmpty ? [] : [T.self])
+        let index = try context?.index ?? DerivedModel.index(for: isEmpty ? [] : [T.self])
         // Without a context, a cache of this call's own, so each struct type is still resolved once.
-        let builder = RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts ?? LayoutCache())
-        // With the type known: no existential per struct (see `RecordBuilder.record(typed:depth:)`).
-        let roots = try values.map { try builder.record(typed: $0, depth: 0) }
+        return RecordBuilder(entity: { try index.entity($0) }, layouts: context?.layouts ?? LayoutCache())
+    }
+
+    /// Phases two and three for the records of structs of one type: identities resolved, objects written.
+    private func box(_ roots: [BoxRecord], of type: ObjectIdentifier) throws -> [ManagedObject] {
         if let context {
             // A unique struct's own `save` boxing it (not whatever else its `toObject` boxes first).
-            let saved = context.typeBoxedForSave == ObjectIdentifier(T.self)
+            let saved = context.typeBoxedForSave == type
             if saved { context.typeBoxedForSave = nil }
             try resolve(roots, in: context, blindly: blindUpserts || saved)
             // Room for the batch in the context's tables at once, rather than growing them by rehashing.

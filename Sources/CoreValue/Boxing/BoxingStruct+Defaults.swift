@@ -8,11 +8,7 @@ extension BoxingStruct {
     /// - Throws: ``CVManagedStructError`` naming the entity and field at fault; nothing is written then.
     @discardableResult
     public func toObject(_ context: ManagedObjectContext?) throws -> ManagedObject {
-        let objects = try BoxingSession(context: context).box([self])
-        guard let object = objects.first else {
-            throw CVManagedStructError.structConversionError(message: "boxing \(Self.self) produced no object")
-        }
-        return object
+        try BoxingSession(context: context).box(one: self)
     }
 
     /// Boxes the struct and links it from `object` under `key` (a to-one relationship).
