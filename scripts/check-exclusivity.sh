@@ -25,14 +25,14 @@ unchecked=(
     Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:entries
     Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:listed
     Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:recorded
-    Sources/CoreValue/Context/ManagedObjectContext.swift:indexed
+    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:indexed
     Sources/CoreValue/Context/ManagedObjectContext.swift:missingIDs
     Sources/CoreValue/Context/ManagedObjectContext.swift:pendingChanges
     Sources/CoreValue/Context/ManagedObjectContext.swift:pendingDeletes
     Sources/CoreValue/Context/ManagedObjectContext.swift:pendingInserts
     Sources/CoreValue/Context/ManagedObjectContext.swift:registry
-    Sources/CoreValue/Context/ManagedObjectContext.swift:unindexed
-    Sources/CoreValue/Context/ManagedObjectContext.swift:uniques
+    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:unindexed
+    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:uniques
     Sources/CoreValue/Context/PendingState.swift:identifiedAttributes
     Sources/CoreValue/Context/PendingState.swift:upsertAttributes Sources/CoreValue/Context/PendingState.swift:upsertKey
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:closed Sources/CoreValuePostgres/Pool/ConnectionPool.swift:idle

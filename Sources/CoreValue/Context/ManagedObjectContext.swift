@@ -42,49 +42,10 @@ public final class ManagedObjectContext {
     var insertedList: [ManagedObject] { pendingInserts.all }
     var changedList: [ManagedObject] { pendingChanges.all }
     var deletedList: [ManagedObject] { pendingDeletes.all }
-    /// The registered, not deleted object holding each unique attribute value.
-    ///
-    /// Objects a fetch registers join it on its next use, in the order they were registered (``unindexed``):
-    /// most fetched objects are only read, and are never looked up by a unique value.
-    var uniqueIndex: [UniqueValue: ManagedObject] {
-        _read {
-            indexRegistered()
-            yield uniqueTables.indexed
-        }
-        _modify {
-            indexRegistered()
-            yield &uniqueTables.indexed
-        }
-    }
-    /// Objects of entities with unique attributes that a fetch registered and ``uniqueIndex`` does not hold yet.
-    var unindexed: [ManagedObject] {
-        _read { yield uniqueTables.unindexed }
-        _modify { yield &uniqueTables.unindexed }
-    }
-    /// The unique index's tables, in an object of their own: boxing and saving read and change them for every
-    /// object, and an access that yields them to its caller cannot be proven exclusive, so on the context each
-    /// would be checked at run time. Their object is internal, and a context is used by one thread at a time.
-    final class UniqueTables {
-        @exclusivity(unchecked) var indexed: [UniqueValue: ManagedObject] = [:]
-        @exclusivity(unchecked) var unindexed: [ManagedObject] = []
-    }
-    private let uniqueTables = UniqueTables()
-    /// During a streamed bulk save (``saveStreamed(_:)``), the entity whose objects it makes, and the part's
-    /// objects by identifier. Those objects are registered and indexed when the save commits: until then
-    /// nothing can look them up but the boxing of their own part (equal identifiers share one part), so they
-    /// skip the context's two large tables (two random memory accesses per object and 25 MB at 100,000).
-    final class BulkInsert {
-        let entity: Int32
-        @exclusivity(unchecked) var uniques: [UniqueValue: ManagedObject] = [:]
-        init(entity: Int32) { self.entity = entity }
-    }
+    /// The unique index's tables (see ``uniqueIndex``, ``UniqueTables``).
+    let uniqueTables = UniqueTables()
+    /// During a streamed bulk save, its entity and the part's objects by unique value (see ``BulkInsert``).
     var bulkInsert: BulkInsert?
-
-    /// The bulk save in progress when it makes `info`'s objects.
-    func bulkInsert(of info: EntityIndex) -> BulkInsert? {
-        guard let bulkInsert, bulkInsert.entity == info.number else { return nil }
-        return bulkInsert
-    }
     /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
     /// before the save still finds its object.
     var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
@@ -225,16 +186,6 @@ public final class ManagedObjectContext {
         }
     }
 
-    /// Adds the objects a fetch registered to the unique index, in registration order, as if each had been
-    /// added when it was registered: every use of the index comes after this.
-    private func indexRegistered() {
-        guard !unindexed.isEmpty else { return }
-        let objects = unindexed
-        unindexed = []
-        uniqueTables.indexed.reserveGrowing(uniqueTables.indexed.count + objects.count)
-        for object in objects { addUnique(object) }
-    }
-
     /// Inserts a new object of an entity with its default values, not yet in the unique index: the caller
     /// sets its unique attributes first, then calls `addUnique` (as ``insert(entityName:)`` does at once).
     func insertObject(_ info: EntityIndex) -> ManagedObject {
@@ -287,70 +238,6 @@ public final class ManagedObjectContext {
         pendingChanges.append(object)
     }
 
-    /// The registered, not deleted object of an entity whose unique attribute `key` has `value`.
-    func uniqueObject(_ info: EntityIndex, _ key: String, _ value: AttributeValue) -> ManagedObject? {
-        guard let unique = UniqueValue(info, key, value) else { return nil }
-        // A bulk save's entity has no other object here (see `BulkInsert`).
-        if let bulk = bulkInsert(of: info) { return bulk.uniques[unique] }
-        if uniqueTables.indexed.isEmpty, unindexed.count <= Self.unindexedScanLimit {
-            return unindexedObject(unique)
-        }
-        return uniqueIndex[unique]
-    }
-
-    /// How many objects waiting to be indexed ``uniqueObject(_:_:_:)`` compares one by one while the index is
-    /// empty, rather than indexing them first: a request reads an object and saves it as a struct, which looks
-    /// it up by its unique value, and building the index for that one lookup cost more than comparing.
-    static let unindexedScanLimit = 4
-
-    /// The object ``uniqueIndex`` would hold for `unique` once the objects waiting were indexed (and it held no
-    /// other): the last of them, not deleted, whose current value matches (indexing skips nulls, and a later
-    /// object replaces an earlier one).
-    private func unindexedObject(_ unique: UniqueValue) -> ManagedObject? {
-        let position = Int(unique.position)
-        for object in unindexed.reversed() where !object.isDeletedFlag && object.info.number == unique.entity {
-            let value = object.attribute(at: position) ?? .null
-            if !value.isNull, UniqueValue(object.info, at: position, value) == unique { return object }
-        }
-        return nil
-    }
-
-    /// Puts objects into the unique index on its next use (as objects a fetch registers).
-    func indexLater(_ objects: [ManagedObject]) {
-        guard let first = objects.first, !first.info.uniquePositions.isEmpty else { return }
-        unindexed.reserveGrowing(unindexed.count + objects.count)
-        for object in objects where !object.isDeletedFlag { unindexed.append(object) }
-    }
-}
-
-/// A unique attribute value of an entity: the key of a context's unique index.
-///
-/// Strings compare by their exact bytes, as the database's UNIQUE constraint does (``ExactValue``).
-struct UniqueValue: Hashable {
-    /// The entity (``EntityIndex/number``) and the attribute's position in its layout: two integers, so
-    /// that building, hashing and comparing a key retains and compares no name.
-    let entity: Int32
-    let position: Int32
-    let value: ExactValue
-
-    init(_ info: EntityIndex, at position: Int, _ value: AttributeValue) {
-        self.entity = info.number
-        self.position = Int32(truncatingIfNeeded: position)
-        self.value = ExactValue(value)
-    }
-
-    /// The key of attribute `key`, or `nil` when the entity has no such attribute.
-    init?(_ info: EntityIndex, _ key: String, _ value: AttributeValue) {
-        // The key is nearly always one of the entity's few unique attributes: compared with their names
-        // before the name is hashed for the layout's table (boxing asks this twice per unique struct).
-        guard let position = try? info.uniquePosition(key) else { return nil }
-        self.init(info, at: position, value)
-    }
-
-    /// Hashes the value alone: entity and key rarely tell two entries apart, and equality still compares them.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(value)
-    }
 }
 
 /// Contexts are confined to one task or thread at a time; use one context per task over a shared store.
