@@ -22,19 +22,12 @@ unchecked=(
     Sources/CoreValue/Boxing/BoxRecord.swift:object Sources/CoreValue/Boxing/BoxRecord.swift:relationships
     Sources/CoreValue/Boxing/LayoutCache.swift:keyPathPlans Sources/CoreValue/Boxing/LayoutCache.swift:lastKeyPathPlan
     Sources/CoreValue/Boxing/LayoutCache.swift:reflection
-    Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:entries
-    Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:listed
-    Sources/CoreValue/Context/ManagedObjectContext+Undo.swift:recorded
-    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:indexed
-    Sources/CoreValue/Context/ManagedObjectContext.swift:missingIDs
-    Sources/CoreValue/Context/ManagedObjectContext.swift:pendingChanges
-    Sources/CoreValue/Context/ManagedObjectContext.swift:pendingDeletes
-    Sources/CoreValue/Context/ManagedObjectContext.swift:pendingInserts
-    Sources/CoreValue/Context/ManagedObjectContext.swift:registry
-    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:unindexed
-    Sources/CoreValue/Context/ManagedObjectContext+Uniques.swift:uniques
-    Sources/CoreValue/Context/PendingState.swift:identifiedAttributes
-    Sources/CoreValue/Context/PendingState.swift:upsertAttributes Sources/CoreValue/Context/PendingState.swift:upsertKey
+    Sources/CoreValue/Context/ContextTables.swift:registry Sources/CoreValue/Context/ContextTables.swift:pendingInserts
+    Sources/CoreValue/Context/ContextTables.swift:pendingChanges Sources/CoreValue/Context/ContextTables.swift:pendingDeletes
+    Sources/CoreValue/Context/ContextTables.swift:missingIDs Sources/CoreValue/Context/ContextTables.swift:uniqueIndex
+    Sources/CoreValue/Context/ContextTables.swift:unindexed Sources/CoreValue/Context/ContextTables.swift:uniques
+    Sources/CoreValue/Context/ContextTables.swift:identifiedAttributes
+    Sources/CoreValue/Context/ContextTables.swift:upsertAttributes Sources/CoreValue/Context/ContextTables.swift:upsertKey
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:closed Sources/CoreValuePostgres/Pool/ConnectionPool.swift:idle
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:open
     Sources/LibPQ/Connection/Connection+Pipeline.swift:statements

@@ -12,8 +12,14 @@ extension ManagedObjectContext {
     ///   or ``CVManagedStructError/typeMismatch(entity:key:expected:found:)`` before any store call, or the
     ///   store's error.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let (request, info) = try validated(request)
+        return try fetchValidated(request, info)
+    }
+
+    /// `request` validated against the model, and its entity: looked up once, for both.
+    private func validated(_ request: FetchRequest) throws -> (FetchRequest, EntityIndex) {
         let info = try index.entity(request.entityName)
-        return try fetchValidated(try request.validated(in: model, entity: info.entity), info)
+        return (try request.validated(in: model, entity: info.entity), info)
     }
 
     /// The structs the objects matching a request unbox to (`query`), in the request's order.
@@ -24,8 +30,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: As ``fetch(_:)-yg54``; what `unbox` throws.
     func fetchUnboxing<T>(_ request: FetchRequest, _ unbox: (ManagedObject) throws -> T) throws -> [T] {
-        let info = try index.entity(request.entityName)
-        let request = try request.validated(in: model, entity: info.entity)
+        let (request, info) = try validated(request)
         guard info.entity.relationships.isEmpty, !hasPendingChanges(of: info) else {
             return try fetchValidated(request, info).map(unbox)
         }
@@ -140,8 +145,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: As ``fetch(_:)-yg54``.
     public func count(for request: FetchRequest) throws -> Int {
-        let info = try index.entity(request.entityName)
-        let request = try request.validated(in: model, entity: info.entity)
+        let (request, info) = try validated(request)
         guard hasPendingChanges(of: info) else { return try store.count(request) }
         return try fetchValidated(request, info).count
     }

@@ -19,15 +19,12 @@ final class UndoLog {
     /// Objects the operation deleted, in order.
     var victims: [ManagedObject] = []
     /// First values of what the operation changed, in order.
-    ///
-    /// This and the two records below are unchecked for the reasons the context's bookkeeping is
-    /// (``ManagedObjectContext/registry``): the log is internal and its context's, one user at a time.
-    @exclusivity(unchecked) private(set) var entries: [Entry] = []
+    private(set) var entries: [Entry] = []
     /// The attributes and relationships already recorded: only the first change of each counts. A list while
     /// short (a request changes a few values of one object: comparing its kept key names costs less than
     /// hashing them into a new set), a set past ``listedLimit``.
-    @exclusivity(unchecked) private var listed: [Touched] = []
-    @exclusivity(unchecked) private var recorded: Set<Touched>?
+    private var listed: [Touched] = []
+    private var recorded: Set<Touched>?
     private static var listedLimit: Int { 16 }
 
     private struct Touched: Hashable {

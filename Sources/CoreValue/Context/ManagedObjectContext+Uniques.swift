@@ -8,36 +8,18 @@ extension ManagedObjectContext {
     var uniqueIndex: [UniqueValue: ManagedObject] {
         _read {
             indexRegistered()
-            yield uniqueTables.indexed
+            yield tables.uniqueIndex
         }
         _modify {
             indexRegistered()
-            yield &uniqueTables.indexed
+            yield &tables.uniqueIndex
         }
     }
     /// Objects of entities with unique attributes that a fetch registered and ``uniqueIndex`` does not hold yet.
     var unindexed: [ManagedObject] {
-        _read { yield uniqueTables.unindexed }
-        _modify { yield &uniqueTables.unindexed }
+        _read { yield tables.unindexed }
+        _modify { yield &tables.unindexed }
     }
-    /// The unique index's tables, in an object of their own: boxing and saving read and change them for every
-    /// object, and an access that yields them to its caller cannot be proven exclusive, so on the context each
-    /// would be checked at run time. Their object is internal, and a context is used by one thread at a time.
-    final class UniqueTables {
-        @exclusivity(unchecked) var indexed: [UniqueValue: ManagedObject] = [:]
-        @exclusivity(unchecked) var unindexed: [ManagedObject] = []
-    }
-
-    /// During a streamed bulk save (``saveStreamed(_:)``), the entity whose objects it makes, and the part's
-    /// objects by identifier. Those objects are registered and indexed when the save commits: until then
-    /// nothing can look them up but the boxing of their own part (equal identifiers share one part), so they
-    /// skip the context's two large tables (two random memory accesses per object and 25 MB at 100,000).
-    final class BulkInsert {
-        let entity: Int32
-        @exclusivity(unchecked) var uniques: [UniqueValue: ManagedObject] = [:]
-        init(entity: Int32) { self.entity = entity }
-    }
-
     /// The bulk save in progress when it makes `info`'s objects.
     func bulkInsert(of info: EntityIndex) -> BulkInsert? {
         guard let bulkInsert, bulkInsert.entity == info.number else { return nil }
@@ -50,7 +32,7 @@ extension ManagedObjectContext {
         guard !unindexed.isEmpty else { return }
         let objects = unindexed
         unindexed = []
-        uniqueTables.indexed.reserveGrowing(uniqueTables.indexed.count + objects.count)
+        tables.uniqueIndex.reserveGrowing(tables.uniqueIndex.count + objects.count)
         for object in objects { addUnique(object) }
     }
 
@@ -59,7 +41,7 @@ extension ManagedObjectContext {
         guard let unique = UniqueValue(info, key, value) else { return nil }
         // A bulk save's entity has no other object here (see `BulkInsert`).
         if let bulk = bulkInsert(of: info) { return bulk.uniques[unique] }
-        if uniqueTables.indexed.isEmpty, unindexed.count <= Self.unindexedScanLimit {
+        if tables.uniqueIndex.isEmpty, unindexed.count <= Self.unindexedScanLimit {
             return unindexedObject(unique)
         }
         return uniqueIndex[unique]

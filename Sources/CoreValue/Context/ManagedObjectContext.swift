@@ -23,34 +23,42 @@ public final class ManagedObjectContext {
     public var model: ManagedObjectModel { index.model }
 
     let index: ModelIndex
+    /// The context's bookkeeping that every request reads and writes, in an object of its own whose accesses
+    /// are not checked at run time (see ``ContextTables``); the properties below reach it.
+    let tables = ContextTables()
     /// Registered objects by entity, then ID (see ``Registry``).
-    ///
-    /// This, the three pending lists and ``missingIDs`` are the context's bookkeeping that every request reads
-    /// and writes, and are marked `@exclusivity(unchecked)`: their accesses call into the standard library
-    /// (a dictionary's or an array's growth, the release of what they replace), so the compiler could not prove
-    /// them exclusive and checked each at run time (a dozen checks per request). They are internal, a context
-    /// has one user at a time, and nothing an access releases runs code that reaches the context (objects and
-    /// snapshots have no `deinit` of their own), so no two accesses can overlap; the compiler still rejects
-    /// any overlap it can see.
-    @exclusivity(unchecked) var registry = Registry()
+    var registry: Registry {
+        _read { yield tables.registry }
+        _modify { yield &tables.registry }
+    }
     /// Objects inserted since the last save, in insertion order (deleted ones are skipped when saving).
-    @exclusivity(unchecked) var pendingInserts = PendingList()
+    var pendingInserts: PendingList {
+        _read { yield tables.pendingInserts }
+        _modify { yield &tables.pendingInserts }
+    }
     /// Stored objects changed since the last save.
-    @exclusivity(unchecked) var pendingChanges = PendingList()
+    var pendingChanges: PendingList {
+        _read { yield tables.pendingChanges }
+        _modify { yield &tables.pendingChanges }
+    }
     /// Stored objects deleted since the last save.
-    @exclusivity(unchecked) var pendingDeletes = PendingList()
+    var pendingDeletes: PendingList {
+        _read { yield tables.pendingDeletes }
+        _modify { yield &tables.pendingDeletes }
+    }
     var insertedList: [ManagedObject] { pendingInserts.all }
     var changedList: [ManagedObject] { pendingChanges.all }
     var deletedList: [ManagedObject] { pendingDeletes.all }
-    /// The unique index's tables (see ``uniqueIndex``, ``UniqueTables``).
-    let uniqueTables = UniqueTables()
     /// During a streamed bulk save, its entity and the part's objects by unique value (see ``BulkInsert``).
     var bulkInsert: BulkInsert?
     /// The permanent ID each object inserted here got when saved, by its temporary ID: a struct unboxed
     /// before the save still finds its object.
     var savedIDs: [ManagedObjectID: ManagedObjectID] = [:]
     /// IDs a store fetch did not return: not fetched again by relationship loading.
-    @exclusivity(unchecked) var missingIDs: Set<ManagedObjectID> = []
+    var missingIDs: Set<ManagedObjectID> {
+        _read { yield tables.missingIDs }
+        _modify { yield &tables.missingIDs }
+    }
     /// What the struct-level operation in progress did, so that a failure can undo it.
     var undoLog: UndoLog?
     /// What a save does when another writer changed a row since this context read it (``MergePolicy``);
