@@ -27,6 +27,103 @@ import Testing
         }
     }
 
+    @Test func aTransactionOfOneStatementIsTheSyncsImplicitTransaction() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("create table t (n int primary key); insert into t values (1)")
+            // Failing: rolled back by the sync, with no ROLLBACK to send (an explicit BEGIN would need one).
+            var before = connection.roundTrips
+            #expect {
+                try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                    connection.commitWithNextStatement(asImplicitTransaction: true)
+                    try connection.query("insert into t values (2), (1)")
+                }
+            } throws: { error in
+                (error as? DatabaseError)?.sqlState == .uniqueViolation
+            }
+            #expect(connection.roundTrips - before == 1)
+            #expect(connection.transactionStatus == .idle)
+            #expect(try Self.count(schema) == 1)
+            // Succeeding: committed, in the server's default isolation, as a plain BEGIN would have it.
+            before = connection.roundTrips
+            let isolation = try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                connection.commitWithNextStatement(asImplicitTransaction: true)
+                return try connection.query(
+                    "with i as (insert into t values (2)) select current_setting('transaction_isolation')"
+                ).decode(String.self, row: 0, column: 0)
+            }
+            #expect(isolation == "read committed")
+            #expect(connection.roundTrips - before == 1)
+            #expect(try Self.count(schema) == 2)
+            // A BEGIN that sets anything is sent as it is.
+            let serializable = try connection.withTransaction(isolation: .serializable, beginWithFirstStatement: true) {
+                connection in
+                connection.commitWithNextStatement(asImplicitTransaction: true)
+                return try connection.query("select current_setting('transaction_isolation')")
+                    .decode(String.self, row: 0, column: 0)
+            }
+            #expect(serializable == "serializable")
+        }
+    }
+
+    @Test func afterRowsReadOneByOneTheNextTransactionGetsItsRowsWhole() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute("create table t (n int)")
+            for round in 0..<2 {
+                // Single-row mode, which libpq 15 keeps for a pipeline's first command: the next transaction
+                // goes with its BEGIN, still in one round trip.
+                #expect(try connection.queryRows("select n from t") { _ in } == 2 * round)
+                let before = connection.roundTrips
+                let rows = try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                    connection.commitWithNextStatement(asImplicitTransaction: true)
+                    return try connection.query("insert into t values (1), (2) returning n").rowCount
+                }
+                #expect(rows == 2)
+                #expect(connection.roundTrips - before == 1)
+            }
+            #expect(try Self.count(schema) == 4)
+        }
+    }
+
+    @Test func anImplicitTransactionFailsAndIsLostAsACommitSentAloneWould() throws {
+        try TestDatabase.withSchema { connection, schema in
+            try connection.execute(
+                "create table t (n int, unique (n) deferrable initially deferred); insert into t values (1)")
+            // Checked when the sync commits: the server's error, nothing committed.
+            #expect {
+                try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                    connection.commitWithNextStatement(asImplicitTransaction: true)
+                    try connection.query("insert into t values (1)")
+                }
+            } throws: { error in
+                (error as? DatabaseError)?.sqlState == .uniqueViolation
+            }
+            #expect(connection.transactionStatus == .idle)
+            #expect(try Self.count(schema) == 1)
+            // A pipeline of several statements is one transaction too: the second's failure undoes the first's.
+            #expect {
+                try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                    connection.commitWithNextStatement(asImplicitTransaction: true)
+                    _ = try connection.pipelined { sender in
+                        try sender.send("insert into t values (2)")
+                        try sender.send("select 1 / 0")
+                    }
+                }
+            } throws: { error in
+                (error as? PipelineError)?.error.sqlState == SQLState(rawValue: "22012")
+            }
+            #expect(try Self.count(schema) == 1)
+            // The connection lost once the sync went out: the outcome is unknown.
+            #expect {
+                try connection.withTransaction(beginWithFirstStatement: true) { connection in
+                    connection.commitWithNextStatement(asImplicitTransaction: true)
+                    try connection.query("select pg_terminate_backend(pg_backend_pid())")
+                }
+            } throws: { error in
+                (error as? LibPQError)?.code == .commitOutcomeUnknown
+            }
+        }
+    }
+
     @Test func aFailingStatementSkipsTheCommitAndRollsBack() throws {
         try TestDatabase.withSchema { connection, schema in
             try connection.execute("create table t (n int primary key); insert into t values (1)")

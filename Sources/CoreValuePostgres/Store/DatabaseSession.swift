@@ -27,8 +27,10 @@ protocol DatabaseSession: AnyObject {
     /// rolled back when it throws (see `Connection.withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`
     /// for the errors, among them `LibPQError(.commitOutcomeUnknown)` for a lost `COMMIT` reply).
     func transaction<T>(isolation: IsolationLevel?, readOnly: Bool, _ body: () throws -> T) throws -> T
-    /// Sends the current transaction's `COMMIT` in the same pipeline as the next statement, after it.
-    func commitWithNextStatement()
+    /// Sends the current transaction's `COMMIT` in the same pipeline as the next statement, after it; with
+    /// `asImplicitTransaction`, a transaction that is all in that statement or pipeline goes without `BEGIN`
+    /// and `COMMIT` (see `Connection.commitWithNextStatement(asImplicitTransaction:)`).
+    func commitWithNextStatement(asImplicitTransaction: Bool)
     /// Whether the current transaction's `COMMIT` went with its last statement and succeeded.
     var committedWithLastStatement: Bool { get }
     /// Whether the next statement (or pipeline) carries the current transaction's `COMMIT`.

@@ -98,9 +98,12 @@ struct StatementRunner {
         }
     }
 
-    /// Sends the transaction's `COMMIT` with the next statement (see `Connection.commitWithNextStatement()`):
-    /// only before a last statement whose effect may stand whatever its result.
-    func commitWithNextStatement() { connection.commitWithNextStatement() }
+    /// Sends the transaction's `COMMIT` with the next statement (see
+    /// `Connection.commitWithNextStatement(asImplicitTransaction:)`): only before a last statement whose effect
+    /// may stand whatever its result. A transaction that is all in that statement (a request's save) goes as
+    /// the implicit transaction of its pipeline's sync, without `BEGIN` and `COMMIT`: the store's statements
+    /// never need a transaction block (its `SET LOCAL statement_timeout` is sent first, with the `BEGIN`).
+    func commitWithNextStatement() { connection.commitWithNextStatement(asImplicitTransaction: true) }
 
     /// Runs `body` in a transaction, its `BEGIN` sent with the first statement.
     func transaction<T>(isolation: IsolationLevel? = nil, readOnly: Bool = false, _ body: (StatementRunner) throws -> T)

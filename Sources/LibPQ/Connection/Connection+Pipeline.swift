@@ -174,7 +174,7 @@ extension Connection {
 }
 
 /// Sends statements of a pipeline one at a time, each as soon as it is ready (see
-/// ``Connection/pipelined(_:)``): the server runs one while the caller prepares the next.
+/// ``Connection/pipelined(_:each:)``): the server runs one while the caller prepares the next.
 package struct PipelineSender {
     let connection: Connection
     let handle: OpaquePointer
@@ -187,7 +187,7 @@ package struct PipelineSender {
     /// Sends one statement (binary parameters, binary result) and flushes as much as the socket takes now.
     ///
     /// - Throws: ``LibPQError`` `.encoding` (too many parameters, a NUL character), `.pipelineFailed` or
-    ///   `.connectionLost`. The pipeline is then abandoned by ``Connection/pipelined(_:)``.
+    ///   `.connectionLost`. The pipeline is then abandoned by ``Connection/pipelined(_:each:)``.
     package func send(_ sql: String, _ parameters: [PostgresValue] = []) throws {
         try sql.checkNoNUL("the SQL text")
         try send(sql, try EncodedParameters(parameters))
@@ -307,15 +307,19 @@ extension Connection {
             _ = PQexitPipelineMode(handle)
         }
         roundTrips += 1
-        let commits = pipelinedCommit == .requested
+        let commits = pipelinedCommit.isRequested
         let sender = PipelineSender(
             connection: self, handle: handle, box: SentStatements(), flushesEachStatement: !commits)
         let value: T
         do {
-            if let begin = takePendingBegin() { try sender.sendPrelude(begin) }
+            let begin = takePendingBegin()
+            // The whole transaction, begun plainly: the sync's implicit transaction (see
+            // `commitWithNextStatement(asImplicitTransaction:)`).
+            let implicit = pipelinedCommit == .requestedImplicitly && begin == "BEGIN" && !singleRowModeMayLinger
+            if let begin, !implicit { try sender.sendPrelude(begin) }
             value = try body(sender)
             if commits {
-                try sender.sendPrelude("COMMIT")
+                if !implicit { try sender.sendPrelude("COMMIT") }
                 pipelinedCommit = .sent
             }
             guard PQpipelineSync(handle) == 1 else { throw pipelineSendError(handle, "the pipeline sync") }
@@ -323,6 +327,8 @@ extension Connection {
             abandonPipeline(handle, sender.box.statements, implicitTransaction: wasIdle)
             throw commits && pipelinedCommit == .sent ? Self.commitError(error, connectionBroken: true) : error
         }
+        // Past its first command, libpq has left any single-row mode behind.
+        if !sender.box.statements.isEmpty { singleRowModeMayLinger = false }
         do {
             let results = try collectPipelineResults(handle, sender.box.statements, each: each)
             if commits { pipelinedCommit = .committed }

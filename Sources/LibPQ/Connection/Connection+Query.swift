@@ -11,7 +11,7 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         let encoded = try EncodedParameters(parameters)
-        if pendingBegin != nil || pipelinedCommit == .requested {
+        if pendingBegin != nil || pipelinedCommit.isRequested {
             // The transaction's BEGIN, or its COMMIT, and this statement in one pipeline: one round trip.
             do {
                 return try pipelined { sender in try sender.send(sql, encoded) }.results[0]
@@ -19,6 +19,7 @@ extension Connection {
                 throw error.error
             }
         }
+        singleRowModeMayLinger = false
         return try withStatement(handle, sql, encoded) { name in
             roundTrips += 1
             let result = try encoded.withUnsafePointers { count, types, values, lengths, formats in
@@ -70,6 +71,7 @@ extension Connection {
     {
         // Asked right after sending; if libpq refuses, the rows come as one result.
         _ = PQsetSingleRowMode(handle)
+        singleRowModeMayLinger = true
         // The statement's first row, whose columns every later row shares.
         var first: QueryResult? = nil
         var failure: (any Error)? = nil
@@ -110,6 +112,7 @@ extension Connection {
         let handle = try requireHandle()
         try sql.checkNoNUL("the SQL text")
         roundTrips += 1
+        singleRowModeMayLinger = false
         // A pending BEGIN goes in the same text: one round trip.
         let text = takePendingBegin().map { $0 + "; " + sql } ?? sql
         _ = try check(PQexec(handle, text), handle: handle, sql: sql)

@@ -70,24 +70,33 @@ extension Connection {
     /// transaction rolled back as usual), so the caller must know that whatever the statement's result, its
     /// effect may stand: a check of the result that throws afterwards cannot undo it. A connection lost once
     /// the `COMMIT` was sent is `LibPQError(.commitOutcomeUnknown)`, as for a `COMMIT` sent alone.
-    package func commitWithNextStatement() {
+    ///
+    /// With `asImplicitTransaction`, a transaction that has not begun yet (its plain `BEGIN` still pending, so
+    /// that the next statement or pipeline is all of it) is sent without `BEGIN` and `COMMIT`, as the implicit
+    /// transaction that the pipeline's sync commits. It is the same transaction: the server's default
+    /// isolation (as a plain `BEGIN` has), a failure rolls everything back, a reply lost once the sync went out
+    /// leaves the outcome unknown; the server parses, runs and answers two statements fewer, and a failure
+    /// leaves the connection idle with no `ROLLBACK` to send. Only for statements that need no transaction
+    /// block (`SAVEPOINT`, `LOCK TABLE` and `SET LOCAL` do). A `BEGIN` that sets an isolation level or
+    /// read-only mode is sent as usual.
+    package func commitWithNextStatement(asImplicitTransaction: Bool = false) {
         guard pipelinedCommit == .none, pendingBegin != nil || transactionStatus == .inTransaction else { return }
-        pipelinedCommit = .requested
+        pipelinedCommit = asImplicitTransaction ? .requestedImplicitly : .requested
     }
 
     /// Whether the current transaction's `COMMIT` already went with its last statement and succeeded.
     package var committedWithLastStatement: Bool { pipelinedCommit == .committed }
 
     /// Whether the next statement (or pipeline) carries the transaction's `COMMIT`
-    /// (``commitWithNextStatement()`` was called, and nothing was sent since).
-    package var commitGoesWithNextStatement: Bool { pipelinedCommit == .requested }
+    /// (``commitWithNextStatement(asImplicitTransaction:)`` was called, and nothing was sent since).
+    package var commitGoesWithNextStatement: Bool { pipelinedCommit.isRequested }
 
     /// Takes a `COMMIT` sent with the last statement, whose reply was lost (`.commitOutcomeUnknown`), as
     /// committed: the caller found out on another connection that the transaction did commit. The
     /// transaction is over; ``withTransaction(isolation:readOnly:beginWithFirstStatement:_:)`` then returns
     /// the body's value and sends nothing more.
     package func adoptResolvedCommit() {
-        guard pipelinedCommit == .sent || pipelinedCommit == .requested else { return }
+        guard pipelinedCommit == .sent || pipelinedCommit.isRequested else { return }
         pipelinedCommit = .committed
     }
 
@@ -187,6 +196,9 @@ enum PipelinedCommit {
     case none
     /// To go with the next statement or pipeline.
     case requested
+    /// To go with the next statement or pipeline; when that is the whole transaction (its plain `BEGIN` still
+    /// pending), as the implicit transaction of the pipeline's sync, without `BEGIN` and `COMMIT`.
+    case requestedImplicitly
     /// Queued in a pipeline whose results are not all in.
     case sent
     /// Run: the transaction is over.
@@ -194,4 +206,9 @@ enum PipelinedCommit {
     /// Inside a savepoint, or outside ``Connection/withTransaction(isolation:readOnly:beginWithFirstStatement:_:)``:
     /// never requested.
     case forbidden
+}
+
+extension PipelinedCommit {
+    /// Whether the `COMMIT` is to go with the next statement or pipeline.
+    var isRequested: Bool { self == .requested || self == .requestedImplicitly }
 }

@@ -31,10 +31,15 @@ package final class Connection {
     /// See ``backendIdentity``.
     private var backendStart: String?
     /// The state of a transaction whose `COMMIT` goes in the pipeline of its last statement (see
-    /// ``commitWithNextStatement()``).
+    /// ``commitWithNextStatement(asImplicitTransaction:)``).
     var pipelinedCommit = PipelinedCommit.forbidden
     /// A counter for savepoint names of nested ``withTransaction(isolation:readOnly:_:)`` calls.
     var nextSavepoint = 0
+    /// Whether libpq may still hold the single-row mode of the last ``queryRows(_:_:_:)``: libpq 15 resets it
+    /// when it starts a command outside a pipeline, or moves to the next command of a pipeline, but not for
+    /// a pipeline's first command, which would then get its rows one result each. A pipeline whose first
+    /// command is the caller's (an implicit transaction's, without `BEGIN`) is sent only when this is `false`.
+    var singleRowModeMayLinger = false
     /// Why the connection must not be used again although libpq still reports `CONNECTION_OK` (reading
     /// from its socket failed, or a pipeline could not be finished); cleared by ``reset()``.
     var unusableReason: String?

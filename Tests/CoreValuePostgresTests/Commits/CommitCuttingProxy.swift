@@ -6,7 +6,8 @@ import Synchronization
 #endif
 
 /// A TCP proxy of the test's own between the store and the server that, once armed, cuts the first
-/// connection that sends a `COMMIT` at that moment, deterministically:
+/// connection that sends a `COMMIT` at that moment, deterministically (a transaction without `BEGIN`, the
+/// implicit one of a pipeline, commits at its `Sync`, which counts as its `COMMIT` here):
 /// - ``Cut/afterCommit``: the `COMMIT` (and what follows it to the `Sync`) reaches the server, which commits;
 ///   its reply never reaches the client, whose connection is closed once the server said `ReadyForQuery`.
 /// - ``Cut/beforeCommit``: the `COMMIT` and what follows never reach the server; the client's connection is
@@ -44,14 +45,14 @@ final class CommitCuttingProxy: @unchecked Sendable {
     /// Cuts the next connection that sends a `COMMIT` (or the statement of ``Cut/beforeStatement(_:)``), as
     /// `cut` says.
     func arm(_ cut: Cut) { armed.withLock { $0 = cut } }
-    /// The armed cut, disarmed, when `message` is what it waits for.
-    private func takeArmed(at message: [UInt8]) -> Cut? {
+    /// The armed cut, disarmed, when `message` is what it waits for; `commits`: it ends a transaction.
+    private func takeArmed(at message: [UInt8], commits: Bool) -> Cut? {
         armed.withLock { value in
             guard let cut = value else { return nil }
             let text = Self.statementText(message)
             switch cut {
             case .afterCommit, .beforeCommit:
-                guard text?.starts(with: Array("COMMIT\u{0}".utf8)) == true else { return nil }
+                guard commits else { return nil }
             case .beforeStatement(let wanted):
                 guard let text, String(decoding: text, as: UTF8.self).contains(wanted) else { return nil }
             }
@@ -89,9 +90,38 @@ final class CommitCuttingProxy: @unchecked Sendable {
     private func pumpClient(_ client: Int32, _ server: Int32, _ cutting: Flag) {
         // The startup packet has no type byte; every message after it has one.
         var typed = false
+        // Inside a transaction begun with `BEGIN`; a statement other than a `SELECT` bound since the last
+        // `Sync`; the text of each prepared statement, by name.
+        var explicit = false
+        var writes = false
+        var prepared: [ArraySlice<UInt8>: ArraySlice<UInt8>] = [:]
         while let message = Self.readMessage(client, typed: typed) {
             typed = true
-            if let cut = takeArmed(at: message) {
+            let text = Self.statementText(message)
+            func starts(_ word: String) -> Bool { text?.starts(with: Array(word.utf8)) == true }
+            let commits: Bool
+            switch message.first {
+            case UInt8(ascii: "B"):
+                // Portal name, then the statement's name.
+                let statement = message.dropFirst(5).drop { $0 != 0 }.dropFirst().prefix { $0 != 0 }
+                let bound = prepared[statement] ?? []
+                let control = ["SELECT", "BEGIN", "COMMIT", "ROLLBACK"].contains { bound.starts(with: Array($0.utf8)) }
+                if !bound.isEmpty && !control { writes = true }
+                commits = false
+            case UInt8(ascii: "S"):
+                // Without BEGIN, the pipeline's statements are one transaction that the Sync commits.
+                commits = !explicit && writes
+                writes = false
+            case UInt8(ascii: "P"):
+                let name = message.dropFirst(5).prefix { $0 != 0 }
+                prepared[ArraySlice(name)] = ArraySlice(text?.prefix { $0 != 0 } ?? [])
+                fallthrough
+            default:
+                commits = starts("COMMIT\u{0}")
+                if starts("BEGIN") { explicit = true }
+                if commits || starts("ROLLBACK") { explicit = false }
+            }
+            if let cut = takeArmed(at: message, commits: commits) {
                 fired.withLock { $0 += 1 }
                 switch cut {
                 case .beforeCommit, .beforeStatement:

@@ -63,7 +63,7 @@ private final class ScriptedSession: DatabaseSession {
     var commitRequested = false
     var committedWithLastStatement = false
 
-    func commitWithNextStatement() { commitRequested = true }
+    func commitWithNextStatement(asImplicitTransaction: Bool) { commitRequested = true }
     var commitGoesWithNextStatement: Bool { commitRequested }
     func adoptResolvedCommit() {
         commitRequested = false
