@@ -1,4 +1,4 @@
-import LibPQ
+@_spi(Driver) import LibPQ
 import Synchronization
 
 #if canImport(Glibc)

@@ -8,28 +8,34 @@
 ///
 /// The owner empties it whenever the table changes in a way that could make an entry wrong (what it holds may
 /// be a table index, which a change moves).
-package struct RecentlyFound<Key: Equatable, Value> {
+///
+/// Inlinable, so that `CoreValuePostgres` (the statement templates) gets it specialized for its keys: used
+/// from there as a generic of another module, each lookup went through the keys' witnesses and type metadata,
+/// about 650 instructions. Public behind an SPI rather than `package`: this toolchain does not specialize an
+/// `@inlinable package` generic in another module (tried), while it does a public one.
+@_spi(Driver) public struct RecentlyFound<Key: Equatable, Value> {
     /// How many keys are kept.
-    package static var capacity: Int { 8 }
+    @inlinable public static var capacity: Int { 8 }
 
-    private var entries: [(key: Key, value: Value)] = []
+    @usableFromInline var entries: [(key: Key, value: Value)] = []
 
-    package init() {}
+    /// An empty list.
+    @inlinable public init() {}
 
     /// What was found for `key`, if it is among the last few found.
-    package func value(for key: Key) -> Value? {
+    @inlinable public func value(for key: Key) -> Value? {
         for entry in entries where entry.key == key { return entry.value }
         return nil
     }
 
     /// Records what the table gave for `key`, dropping the least recent entry when full.
-    package mutating func found(_ key: Key, _ value: Value) {
+    @inlinable public mutating func found(_ key: Key, _ value: Value) {
         if entries.count == Self.capacity { entries.removeLast() }
         entries.insert((key, value), at: 0)
     }
 
     /// Forgets every entry.
-    package mutating func removeAll() {
+    @inlinable public mutating func removeAll() {
         if !entries.isEmpty { entries.removeAll(keepingCapacity: true) }
     }
 }
