@@ -86,7 +86,7 @@ import Testing
                 #expect(found.objectID == id)
                 found.name = name
                 let (_, saving) = try Self.cost(store) { try found.save(context) }
-                // BEGIN, the version-checked UPDATE and COMMIT in one pipeline (its preparation too, the first
+                // The version-checked UPDATE alone, committed by its pipeline's sync (its preparation too, the first
                 // time); warm the second time.
                 #expect(saving.statements == 1)
                 #expect(saving.roundTrips == 1)
