@@ -10,6 +10,17 @@ import Testing
         return try other.query("select count(*) from \(table)").decode(Int64.self, row: 0, column: 0)
     }
 
+    /// `sql` as a transaction of its own, asked to go as the sync's implicit transaction.
+    @discardableResult
+    static func alone(
+        _ connection: Connection, _ sql: String, isolation: IsolationLevel? = nil
+    ) throws -> QueryResult {
+        try connection.withTransaction(isolation: isolation, beginWithFirstStatement: true) { connection in
+            connection.commitWithNextStatement(asImplicitTransaction: true)
+            return try connection.query(sql)
+        }
+    }
+
     @Test func theStatementAndItsCommitAreOneRoundTrip() throws {
         try TestDatabase.withSchema { connection, schema in
             try connection.execute("create table t (n int primary key)")
@@ -33,10 +44,7 @@ import Testing
             // Failing: rolled back by the sync, with no ROLLBACK to send (an explicit BEGIN would need one).
             var before = connection.roundTrips
             #expect {
-                try connection.withTransaction(beginWithFirstStatement: true) { connection in
-                    connection.commitWithNextStatement(asImplicitTransaction: true)
-                    try connection.query("insert into t values (2), (1)")
-                }
+                try Self.alone(connection, "insert into t values (2), (1)")
             } throws: { error in
                 (error as? DatabaseError)?.sqlState == .uniqueViolation
             }
@@ -45,22 +53,16 @@ import Testing
             #expect(try Self.count(schema) == 1)
             // Succeeding: committed, in the server's default isolation, as a plain BEGIN would have it.
             before = connection.roundTrips
-            let isolation = try connection.withTransaction(beginWithFirstStatement: true) { connection in
-                connection.commitWithNextStatement(asImplicitTransaction: true)
-                return try connection.query(
-                    "with i as (insert into t values (2)) select current_setting('transaction_isolation')"
-                ).decode(String.self, row: 0, column: 0)
-            }
+            let isolation = try Self.alone(
+                connection, "with i as (insert into t values (2)) select current_setting('transaction_isolation')"
+            ).decode(String.self, row: 0, column: 0)
             #expect(isolation == "read committed")
             #expect(connection.roundTrips - before == 1)
             #expect(try Self.count(schema) == 2)
             // A BEGIN that sets anything is sent as it is.
-            let serializable = try connection.withTransaction(isolation: .serializable, beginWithFirstStatement: true) {
-                connection in
-                connection.commitWithNextStatement(asImplicitTransaction: true)
-                return try connection.query("select current_setting('transaction_isolation')")
-                    .decode(String.self, row: 0, column: 0)
-            }
+            let serializable = try Self.alone(
+                connection, "select current_setting('transaction_isolation')", isolation: .serializable
+            ).decode(String.self, row: 0, column: 0)
             #expect(serializable == "serializable")
         }
     }
@@ -73,10 +75,7 @@ import Testing
                 // goes with its BEGIN, still in one round trip.
                 #expect(try connection.queryRows("select n from t") { _ in } == 2 * round)
                 let before = connection.roundTrips
-                let rows = try connection.withTransaction(beginWithFirstStatement: true) { connection in
-                    connection.commitWithNextStatement(asImplicitTransaction: true)
-                    return try connection.query("insert into t values (1), (2) returning n").rowCount
-                }
+                let rows = try Self.alone(connection, "insert into t values (1), (2) returning n").rowCount
                 #expect(rows == 2)
                 #expect(connection.roundTrips - before == 1)
             }
@@ -90,10 +89,7 @@ import Testing
                 "create table t (n int, unique (n) deferrable initially deferred); insert into t values (1)")
             // Checked when the sync commits: the server's error, nothing committed.
             #expect {
-                try connection.withTransaction(beginWithFirstStatement: true) { connection in
-                    connection.commitWithNextStatement(asImplicitTransaction: true)
-                    try connection.query("insert into t values (1)")
-                }
+                try Self.alone(connection, "insert into t values (1)")
             } throws: { error in
                 (error as? DatabaseError)?.sqlState == .uniqueViolation
             }
@@ -114,10 +110,7 @@ import Testing
             #expect(try Self.count(schema) == 1)
             // The connection lost once the sync went out: the outcome is unknown.
             #expect {
-                try connection.withTransaction(beginWithFirstStatement: true) { connection in
-                    connection.commitWithNextStatement(asImplicitTransaction: true)
-                    try connection.query("select pg_terminate_backend(pg_backend_pid())")
-                }
+                try Self.alone(connection, "select pg_terminate_backend(pg_backend_pid())")
             } throws: { error in
                 (error as? LibPQError)?.code == .commitOutcomeUnknown
             }

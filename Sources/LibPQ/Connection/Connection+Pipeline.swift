@@ -315,7 +315,9 @@ extension Connection {
             let begin = takePendingBegin()
             // The whole transaction, begun plainly: the sync's implicit transaction (see
             // `commitWithNextStatement(asImplicitTransaction:)`).
-            let implicit = pipelinedCommit == .requestedImplicitly && begin == "BEGIN" && !singleRowModeMayLinger
+            let implicit =
+                pipelinedCommit == .requestedImplicitly && begin == Self.plainBegin
+                && !singleRowModeMayLinger
             if let begin, !implicit { try sender.sendPrelude(begin) }
             value = try body(sender)
             if commits {

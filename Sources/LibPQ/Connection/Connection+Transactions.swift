@@ -31,7 +31,7 @@ extension Connection {
         }
         pipelinedCommit = .none
         defer { pipelinedCommit = .forbidden }
-        var begin = "BEGIN"
+        var begin = Self.plainBegin
         if let isolation { begin += " ISOLATION LEVEL \(isolation.sql)" }
         if readOnly { begin += " READ ONLY" }
         if beginWithFirstStatement {
@@ -99,6 +99,10 @@ extension Connection {
         guard pipelinedCommit == .sent || pipelinedCommit.isRequested else { return }
         pipelinedCommit = .committed
     }
+
+    /// A `BEGIN` that sets nothing: the server's defaults, as the implicit transaction of a pipeline's sync has
+    /// them (see ``commitWithNextStatement(asImplicitTransaction:)``).
+    static let plainBegin = "BEGIN"
 
     /// The `BEGIN` still to be sent, which the caller sends now, with its statement.
     func takePendingBegin() -> String? {
