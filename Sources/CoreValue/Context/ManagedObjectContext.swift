@@ -97,9 +97,15 @@ public final class ManagedObjectContext {
     /// Creates a context over a store.
     public init(store: any Store) {
         self.store = store
-        self.refined = store.refinements
         // A store's own index when it shares it: built once, with the boxing plans every context needs.
-        let index = (store as? any ModelIndexSharing)?.sharedIndex ?? ModelIndex(store.model)
+        let index: ModelIndex
+        if let sharing = store as? any ModelIndexSharing {
+            index = sharing.sharedIndex
+            refined = sharing.sharedRefinements
+        } else {
+            index = ModelIndex(store.model)
+            refined = store.refinements
+        }
         self.index = index
         self.layouts = LayoutCache(shared: index.plans)
         handle.context = self

@@ -38,6 +38,9 @@ package final class ModelIndex: Sendable {
 package protocol ModelIndexSharing: AnyObject {
     /// The store's index of its own model.
     var sharedIndex: ModelIndex { get }
+    /// The store's refinements (``Store/refinements``): found with the index by one dynamic cast per context,
+    /// not two.
+    var sharedRefinements: any StoreRefinements { get }
 }
 
 /// Boxing plans (``LayoutCache``'s key-path plans, or its marker for a type without one) by struct type,

@@ -204,8 +204,7 @@ extension FetchRequest {
     /// its index): the entity is not looked up by name again.
     package func validated(in model: ManagedObjectModel, entity: Entity) throws -> FetchRequest {
         if let validatedEntities, validatedEntities == model.entities { return self }
-        var request = self
-        request.predicate = try predicate?.validated(for: entity, in: model)
+        let predicate = try predicate?.validated(for: entity, in: model)
         for sort in sortDescriptors where entity.attribute(named: sort.key) == nil {
             throw CVManagedStructError.unknownKey(entity: entity.name, key: sort.key)
         }
@@ -215,7 +214,6 @@ extension FetchRequest {
         if fetchOffset < 0 {
             throw CVManagedStructError.structValueError(message: "negative fetch offset \(fetchOffset)")
         }
-        request.validatedEntities = model.entities
-        return request
+        return validated(predicate: predicate, for: model.entities)
     }
 }

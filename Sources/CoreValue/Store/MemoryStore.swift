@@ -188,4 +188,5 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
 
 extension MemoryStore: ModelIndexSharing {
     package var sharedIndex: ModelIndex { index }
+    package var sharedRefinements: any StoreRefinements { self }
 }

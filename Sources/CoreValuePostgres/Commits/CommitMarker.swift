@@ -95,6 +95,8 @@ final class CommitMarker {
         let wasPending = state == .pending
         state = .sent
         var binds = statement.binds
+        // The statement's binds fill their array: room for the two more at once, not grown twice.
+        binds.reserveCapacity(binds.count + 2)
         binds.append(.scalar(.uuid, .uuid(id)))
         if wasPending { binds.append(.int64(lockKey)) }
         let build = { [self] in wrapping(statement, inserting: wasPending) }

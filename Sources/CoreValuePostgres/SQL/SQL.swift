@@ -38,20 +38,38 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     /// The values bound in place of those in ``storedParts``, one per placeholder in order; `nil`: theirs.
     /// Kept apart so that sending a kept statement again copies no text.
     private var values: [SQLBind]?
-    /// The text, kept by ``renderedOnce()`` for a statement sent again and again with other values
-    /// (``replacingBinds(_:)``); `nil` otherwise.
-    private var rendered: String?
+    /// The text and its number of placeholders, kept by ``renderedOnce()`` for a statement sent again and
+    /// again with other values (``replacingBinds(_:)``); `nil` otherwise. One object: a request's statement is
+    /// copied several times on its way to libpq, and each copy retains it once instead of a string's storage.
+    private var rendered: Rendering?
+
+    /// A kept text (see ``rendered``).
+    private final class Rendering: Sendable {
+        let text: String
+        /// How many placeholders the text has: what ``replacingBinds(_:)`` checks, without walking the parts.
+        let placeholders: Int
+        init(text: String, placeholders: Int) {
+            self.text = text
+            self.placeholders = placeholders
+        }
+    }
     /// For a write whose result rows are columns of one table's rows (`RETURNING t."_pk", ...`): that table
     /// and those columns, so that a save whose `COMMIT` reply was lost can be handed the same rows from the
     /// commit table (``CommitMarker``). Not part of equality.
     package private(set) var returnedRows: ReturnedRows?
 
-    /// A table's columns a statement returns, in order (see ``returnedRows``).
-    package struct ReturnedRows: Sendable, Hashable {
+    /// A table's columns a statement returns, in order (see ``returnedRows``). An object, as ``Rendering`` is:
+    /// one reference for a statement's copies to retain.
+    package final class ReturnedRows: Sendable {
         /// The table, qualified.
-        package var table: SQLIdentifier
+        package let table: SQLIdentifier
         /// The columns, in the order the statement returns them.
-        package var columns: [String]
+        package let columns: [String]
+
+        init(table: SQLIdentifier, columns: [String]) {
+            self.table = table
+            self.columns = columns
+        }
     }
 
     /// The same statement, noted as returning these columns of `table`'s rows.
@@ -80,15 +98,15 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     package init() { storedParts = [] }
 
     /// The statement text, with binds numbered `$1`, `$2`, ... in order of appearance.
-    package var text: String { rendered ?? render() }
+    package var text: String { rendered?.text ?? render() }
 
     /// The text ``renderedOnce()`` kept, if it did: a statement built once per shape and sent again.
-    package var keptText: String? { rendered }
+    package var keptText: String? { rendered?.text }
 
     /// The same statement, its text rendered now and kept.
     package func renderedOnce() -> SQL {
         var copy = self
-        copy.rendered = render()
+        copy.rendered = Rendering(text: render(), placeholders: placeholderCount)
         return copy
     }
 
@@ -96,14 +114,19 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
     /// `nil` when `binds` are not one per placeholder. Each must have its placeholder's type (the text may
     /// cast it).
     package func replacingBinds(_ binds: [SQLBind]) -> SQL? {
-        var placeholders = 0
-        for part in storedParts {
-            if case .bind = part { placeholders += 1 }
-        }
-        guard placeholders == binds.count else { return nil }
+        guard (rendered?.placeholders ?? placeholderCount) == binds.count else { return nil }
         var result = self
         result.values = binds
         return result
+    }
+
+    /// How many placeholders the parts hold.
+    private var placeholderCount: Int {
+        var count = 0
+        for part in storedParts {
+            if case .bind = part { count += 1 }
+        }
+        return count
     }
 
     /// Equal when the text and the binds are (a kept rendering aside).

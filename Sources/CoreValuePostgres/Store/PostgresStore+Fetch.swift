@@ -18,7 +18,8 @@ extension PostgresStore {
         let entity = try model.entity(request.entityName)
         if mapping.isHierarchical(entity.name) { return try fetchHierarchy(request) }
         let sql = try fetchStatements.rows(for: request, of: entity, hierarchical: false)
-        return try read([(entity, sql)], few: Self.returnsFewRows(request, entity))
+        if Self.returnsFewRows(request, entity) { return try readFew(sql, entity) }
+        return try read([(entity, sql)])
     }
 
     /// The most rows a read is known to return for it to be sent as a (cached, prepared) `SELECT` rather
@@ -65,9 +66,16 @@ extension PostgresStore {
             return
         }
         let sql = try fetchStatements.rows(for: request, of: entity, hierarchical: false)
+        let few = Self.returnsFewRows(request, entity)
+        // A few rows (a request's read by identifier) come in one result: nothing to overlap, handed over
+        // whole once the connection is back in the pool.
+        if few {
+            let rows = try readFew(sql, entity)
+            if !rows.isEmpty { try body(.rows(rows)) }
+            return
+        }
         guard configuration.poolSize > 1 else {
-            let few = Self.returnsFewRows(request, entity)
-            for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart, few: few) where !part.isEmpty {
+            for part in try read([(entity, sql)], inPartsOf: Self.rowsPerPart) where !part.isEmpty {
                 try body(.rows(part))
             }
             return
@@ -81,7 +89,7 @@ extension PostgresStore {
             var part: [RowSnapshot] = []
             part.reserveCapacity(size)
             // Each full part is handed over from inside the read.
-            try readRows(sql, reader, runner, into: &part, size: size, few: Self.returnsFewRows(request, entity)) {
+            try readRows(sql, reader, runner, into: &part, size: size, few: false) {
                 full in
                 var handed: [RowSnapshot] = []
                 handed.reserveCapacity(size)
@@ -214,6 +222,21 @@ extension PostgresStore {
                     guard more, batch.count == size else { break }
                 }
             }
+        }
+    }
+
+    /// The rows of one statement of `entity` known to return few (``fewRows``): one `SELECT`, its rows in one
+    /// result, without the arrays of parts and statements a larger read goes through (a request's read by
+    /// identifier).
+    private func readFew(_ sql: SQL, _ entity: Entity) throws -> [RowSnapshot] {
+        let reader = try readers.reader(for: entity)
+        return try withReadRunner(needsTransaction: false) { runner in
+            let result = try runner.run(sql)
+            var rows: [RowSnapshot] = []
+            guard result.rowCount > 0 else { return rows }
+            rows.reserveCapacity(result.rowCount)
+            try reader.append(result, to: &rows)
+            return rows
         }
     }
 

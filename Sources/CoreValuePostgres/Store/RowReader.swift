@@ -4,8 +4,9 @@ import LibPQ
 /// Turns the rows of a row statement (see ``FetchStatements``) into snapshots.
 ///
 /// What a row needs from the model is worked out once per reader, not per row: a reader can be handed a
-/// statement's rows in many results (`StatementRunner.runRows`), one row each.
-struct RowReader {
+/// statement's rows in many results (`StatementRunner.runRows`), one row each. An object: a read hands its
+/// reader along by reference (as a struct of seven arrays, each copy retained and released them all).
+final class RowReader: Sendable {
     let entity: Entity
     /// The entity's attribute layout: every snapshot's values are stored in it, by column position.
     let layout: AttributeLayout
