@@ -102,11 +102,10 @@ extension PostgresStore {
         var abandoned: [AbandonedAttempt] = []
         return try withRetries {
             do {
-                return try withRunner { runner in
-                    var runner = runner
-                    try endAbandoned(&abandoned, on: runner)
+                return try withRunner { plain in
+                    try endAbandoned(&abandoned, on: plain)
                     // A new identifier per attempt: a retried attempt's row is its own.
-                    runner.commits = commitTracking(on: runner.connection)
+                    let runner = plain.withCommits(commitTracking(on: plain.connection))
                     let attempt =
                         runner.commits?.marker.abandoned ?? AbandonedAttempt(backend: runner.connection.backendIdentity)
                     let outcome: WriteOutcome
