@@ -39,13 +39,14 @@ final class BulkInsert {
 /// that wrote it had. Most objects are fetched and only read; they never make one, so an object carries one
 /// `nil` reference (made and freed with no work) instead of six empty collections.
 ///
-/// The fields written once per boxed unique struct are unchecked for exclusive access: a context and its
-/// objects are used by one thread at a time, and each check cost a thread-local lookup.
+/// Every field is unchecked for exclusive access: a context and its objects are used by one thread at a time,
+/// and each check cost a thread-local lookup (a request's change of one attribute read and wrote the original
+/// values three times, each checked).
 final class PendingState {
-    var originalAttributes: [String: AttributeValue] = [:]
-    var originalLinks: [String: [Link]] = [:]
+    @exclusivity(unchecked) var originalAttributes: [String: AttributeValue] = [:]
+    @exclusivity(unchecked) var originalLinks: [String: [Link]] = [:]
     @exclusivity(unchecked) var upsertKey: String?
     @exclusivity(unchecked) var upsertAttributes: Set<String>?
     @exclusivity(unchecked) var identifiedAttributes: Set<String>?
-    var identifiedRelationships: Set<String> = []
+    @exclusivity(unchecked) var identifiedRelationships: Set<String> = []
 }

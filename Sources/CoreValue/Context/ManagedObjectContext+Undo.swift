@@ -10,6 +10,17 @@ final class UndoLog {
         case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
         case links(ManagedObject, String, links: [Link]?, original: [Link]?)
         case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?, relationships: Set<String>)
+
+        /// The attribute or relationship the entry keeps the first value of; `nil` for the others.
+        var touched: Touched? {
+            switch self {
+            case .attribute(let object, let key, _, _):
+                Touched(object: ObjectIdentifier(object), key: key, isLink: false)
+            case .links(let object, let key, _, _):
+                Touched(object: ObjectIdentifier(object), key: key, isLink: true)
+            case .identifiedByValue: nil
+            }
+        }
     }
 
     /// How many objects were in the inserted list when the operation began.
@@ -20,14 +31,14 @@ final class UndoLog {
     var victims: [ManagedObject] = []
     /// First values of what the operation changed, in order.
     private(set) var entries: [Entry] = []
-    /// The attributes and relationships already recorded: only the first change of each counts. A list while
-    /// short (a request changes a few values of one object: comparing its kept key names costs less than
-    /// hashing them into a new set), a set past ``listedLimit``.
-    private var listed: [Touched] = []
+    /// The attributes and relationships already recorded: only the first change of each counts. While there
+    /// are few entries they are looked through (a request changes a few values of one object: comparing its
+    /// kept key names costs less than hashing them, and no list of its own is made); past ``listedLimit``, a
+    /// set of them.
     private var recorded: Set<Touched>?
     private static var listedLimit: Int { 16 }
 
-    private struct Touched: Hashable {
+    struct Touched: Hashable {
         let object: ObjectIdentifier
         let key: String
         let isLink: Bool
@@ -57,14 +68,14 @@ final class UndoLog {
     /// Whether `touched` is recorded for the first time (it is recorded now).
     private func isFirst(_ touched: Touched) -> Bool {
         if let inserted = recorded?.insert(touched).inserted { return inserted }
-        if listed.contains(touched) { return false }
-        if listed.count < Self.listedLimit {
-            listed.append(touched)
-        } else {
-            recorded = Set(listed + [touched])
-            listed = []
+        if entries.count < Self.listedLimit {
+            for entry in entries where entry.touched == touched { return false }
+            return true
         }
-        return true
+        var set = Set(entries.compactMap(\.touched))
+        let inserted = set.insert(touched).inserted
+        recorded = set
+        return inserted
     }
 
     /// Records whether an object was identified by value before the operation set it.
