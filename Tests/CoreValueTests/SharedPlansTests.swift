@@ -14,16 +14,40 @@ import Testing
         #expect(store.sharedIndex.plans.plan(for: key) == nil)
         try Fixtures.employee("Ann").toObject(first)
         let built = try #require(store.sharedIndex.plans.plan(for: key))
-        #expect(first.layouts.keyPathPlans[key] === built)
+        #expect(first.layouts.keptPlan(for: key) === built)
 
         let second = ManagedObjectContext(store: store)
         #expect(second.index === first.index)
-        #expect(second.layouts.keyPathPlans[key] == nil)
+        #expect(second.layouts.keptPlan(for: key) == nil)
         let bob = try Fixtures.employee("Bob", age: 41).toObject(second)
-        #expect(second.layouts.keyPathPlans[key] === built)
+        #expect(second.layouts.keptPlan(for: key) === built)
         // The shared plan boxes as a plan of the context's own would.
         #expect(try bob.value(forKey: "name") == .string("Bob"))
         #expect(try bob.value(forKey: "age") == .int16(41))
+    }
+
+    /// A context keeps its one type's plan as the last one looked up only; a second type moves the first's
+    /// into its table, and each is found again, the same plan.
+    @Test func aContextBoxingSeveralTypesKeepsEachTypesPlan() throws {
+        let store = MemoryStore(model: ExampleModel.model)
+        // The plans built once, by another context.
+        try Fixtures.employee("Eve").toObject(ManagedObjectContext(store: store))
+        try Fixtures.car("Mini").toObject(ManagedObjectContext(store: store))
+        let context = ManagedObjectContext(store: store)
+        let employee = ObjectIdentifier(Employee.self)
+        let car = ObjectIdentifier(Car.self)
+        try Fixtures.employee("Ann").toObject(context)
+        let employeePlan = try #require(context.layouts.keptPlan(for: employee))
+        #expect(context.layouts.keyPathPlans.isEmpty)
+        try Fixtures.car().toObject(context)
+        let carPlan = try #require(context.layouts.keptPlan(for: car))
+        #expect(context.layouts.keyPathPlans[employee] === employeePlan)
+        let bob = try Fixtures.employee("Bob", age: 41).toObject(context)
+        #expect(context.layouts.keptPlan(for: employee) === employeePlan)
+        #expect(context.layouts.keptPlan(for: car) === carPlan)
+        #expect(try bob.value(forKey: "age") == .int16(41))
+        try Fixtures.car("Golf").toObject(context)
+        #expect(context.layouts.keptPlan(for: car) === carPlan)
     }
 
     @Test func contextsOnManyThreadsShareOnePlanPerType() throws {
@@ -33,7 +57,7 @@ import Testing
             let context = ManagedObjectContext(store: store)
             do {
                 try Fixtures.employee("E\(worker)").toObject(context)
-                plans.append(context.layouts.keyPathPlans[ObjectIdentifier(Employee.self)].map(ObjectIdentifier.init))
+                plans.append(context.layouts.keptPlan(for: ObjectIdentifier(Employee.self)).map(ObjectIdentifier.init))
             } catch {
                 plans.append(nil)
             }
@@ -44,7 +68,7 @@ import Testing
         #expect(plans.values.allSatisfy { $0 != nil })
         let late = ManagedObjectContext(store: store)
         try Fixtures.employee("Late").toObject(late)
-        #expect(late.layouts.keyPathPlans[ObjectIdentifier(Employee.self)] === shared)
+        #expect(late.layouts.keptPlan(for: ObjectIdentifier(Employee.self)) === shared)
     }
 
     @Test func aStoreThatDoesNotShareItsIndexGivesEachContextItsOwn() throws {
@@ -55,7 +79,7 @@ import Testing
         try Fixtures.employee("Ann").toObject(first)
         try Fixtures.employee("Bob").toObject(second)
         let key = ObjectIdentifier(Employee.self)
-        #expect(first.layouts.keyPathPlans[key] !== second.layouts.keyPathPlans[key])
+        #expect(first.layouts.keptPlan(for: key) !== second.layouts.keptPlan(for: key))
     }
 }
 

@@ -107,10 +107,17 @@ package final class LayoutCache {
     /// Marks a type whose fields can't be listed with key paths (it takes the `Mirror` path).
     final class Unavailable {}
 
-    /// The key-path plan (or ``Unavailable``) of each struct type.
+    /// The key-path plan (or ``Unavailable``) of each struct type but the last one's, unless it was built here.
     @exclusivity(unchecked) var keyPathPlans: [ObjectIdentifier: AnyObject] = [:]
-    /// The last key-path plan looked up, with its type's identifier.
+    /// The last key-path plan looked up, with its type's identifier: a context's only one while it boxes one
+    /// type (a request's), which then never makes ``keyPathPlans``' table.
     @exclusivity(unchecked) var lastKeyPathPlan: (ObjectIdentifier, AnyObject)?
+
+    /// The key-path plan (or ``Unavailable``) this cache keeps for a type, wherever it keeps it.
+    func keptPlan(for type: ObjectIdentifier) -> AnyObject? {
+        if let (last, plan) = lastKeyPathPlan, last == type { return plan }
+        return keyPathPlans[type]
+    }
 
     /// How one stored property of a struct boxes.
     enum Field {

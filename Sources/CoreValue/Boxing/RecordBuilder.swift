@@ -131,9 +131,19 @@ struct RecordBuilder {
         if let (type, plan) = layouts.lastKeyPathPlan, type == key {
             return unsafeDowncast(plan, to: LayoutCache.KeyPathPlan<T>.self)
         }
-        if let cached = layouts.keyPathPlans[key] ?? layouts.shared?.plan(for: key) {
-            layouts.keyPathPlans[key] = cached
-            guard let plan = cached as? LayoutCache.KeyPathPlan<T> else { return nil }
+        // A fresh context (a request's) has no plans of its own yet: its first type's plan comes from the
+        // shared ones and is kept as the last one only, with no table made for it and no cast through the
+        // plan's generic metadata.
+        let own = layouts.keyPathPlans.isEmpty ? nil : layouts.keyPathPlans[key]
+        if let cached = own ?? layouts.shared?.plan(for: key) {
+            if cached is LayoutCache.Unavailable {
+                if own == nil { layouts.keyPathPlans[key] = cached }
+                return nil
+            }
+            let plan = unsafeDowncast(cached, to: LayoutCache.KeyPathPlan<T>.self)
+            if let (previous, previousPlan) = layouts.lastKeyPathPlan, previous != key {
+                layouts.keyPathPlans[previous] = previousPlan
+            }
             layouts.lastKeyPathPlan = (key, plan)
             return plan
         }

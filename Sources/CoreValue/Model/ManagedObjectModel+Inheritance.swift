@@ -23,7 +23,9 @@ extension ManagedObjectModel {
     ///
     /// A hierarchy is stored under its root: in PostgreSQL one table of the root's name with an entity column.
     public func rootEntity(of name: String) -> String {
-        lineages[name]?.root ?? name
+        // Without hierarchies every entity is its own root: no name hashed (a request's save asks once).
+        guard hasHierarchies else { return name }
+        return lineages[name]?.root ?? name
     }
 
     /// The entities whose objects a fetch of `name` returns: `name` itself unless it is abstract, and every

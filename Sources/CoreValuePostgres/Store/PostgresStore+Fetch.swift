@@ -15,10 +15,12 @@ extension PostgresStore {
         // The shared checks first (the same MemoryStore and contexts apply): keys, operand types converted
         // without loss, sort keys, window; then the SQL compiler's own (NUL bytes, identifiers).
         let request = try request.validated(in: model)
-        let entity = try model.entity(request.entityName)
+        // The entity from its reader: one lookup by name for both.
+        let reader = try readers.reader(named: request.entityName)
+        let entity = reader.entity
         if mapping.isHierarchical(entity.name) { return try fetchHierarchy(request) }
         let sql = try fetchStatements.rows(for: request, of: entity, hierarchical: false)
-        if Self.returnsFewRows(request, entity) { return try readFew(sql, entity) }
+        if Self.returnsFewRows(request, entity) { return try readFew(sql, reader) }
         return try read([(entity, sql)])
     }
 
@@ -59,7 +61,8 @@ extension PostgresStore {
         _ request: FetchRequest, inParts body: (FetchedPart) throws -> Void
     ) throws {
         let request = try request.validated(in: model)
-        let entity = try model.entity(request.entityName)
+        let reader = try readers.reader(named: request.entityName)
+        let entity = reader.entity
         if mapping.isHierarchical(entity.name) {
             let rows = try fetchHierarchy(request)
             if !rows.isEmpty { try body(.rows(rows)) }
@@ -70,7 +73,7 @@ extension PostgresStore {
         // A few rows (a request's read by identifier) come in one result: nothing to overlap, handed over
         // whole once the connection is back in the pool.
         if few {
-            let rows = try readFew(sql, entity)
+            let rows = try readFew(sql, reader)
             if !rows.isEmpty { try body(.rows(rows)) }
             return
         }
@@ -80,7 +83,6 @@ extension PostgresStore {
             }
             return
         }
-        let reader = try readers.reader(for: entity)
         let size = Self.rowsPerPart
         var attempts = 0
         try withReadRunner(needsTransaction: false) { runner in
@@ -225,12 +227,11 @@ extension PostgresStore {
         }
     }
 
-    /// The rows of one statement of `entity` known to return few (``fewRows``): one `SELECT`, its rows in one
-    /// result, without the arrays of parts and statements a larger read goes through (a request's read by
+    /// The rows of one statement known to return few (``fewRows``), read by `reader`: one `SELECT`, its rows in
+    /// one result, without the arrays of parts and statements a larger read goes through (a request's read by
     /// identifier).
-    private func readFew(_ sql: SQL, _ entity: Entity) throws -> [RowSnapshot] {
-        let reader = try readers.reader(for: entity)
-        return try withReadRunner(needsTransaction: false) { runner in
+    private func readFew(_ sql: SQL, _ reader: RowReader) throws -> [RowSnapshot] {
+        try withReadRunner(needsTransaction: false) { runner in
             let result = try runner.run(sql)
             var rows: [RowSnapshot] = []
             guard result.rowCount > 0 else { return rows }

@@ -197,6 +197,14 @@ struct RowReaders {
         self.readers = readers
     }
 
+    /// The reader of the rows of the entity named `name` (its ``RowReader/entity`` is the model's).
+    ///
+    /// - Throws: `CVManagedStructError.unknownEntity` for an entity the model lacks.
+    func reader(named name: String) throws -> RowReader {
+        guard let reader = readers[name] else { throw CVManagedStructError.unknownEntity(name) }
+        return reader
+    }
+
     /// The reader of `entity`'s rows.
     ///
     /// - Throws: `CVManagedStructError.unknownEntity` for an entity the model lacks.

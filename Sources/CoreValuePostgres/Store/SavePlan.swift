@@ -204,11 +204,12 @@ struct SavePlan {
             if let last = updates.indices.last, updates[last].entity.name == entity.name {
                 // The usual run of one entity's changes: its group is the last one, found without hashing.
                 group = last
-            } else if let existing = index[entity.name] {
+            } else if !index.isEmpty, let existing = index[entity.name] {
                 group = existing
             } else {
                 group = updates.count
-                index[entity.name] = group
+                // Only a change still to come looks groups up: one change (a request's save) hashes no name.
+                if offset < changes.count - 1 { index[entity.name] = group }
                 updates.append(UpdateGroup(entity: entity, rows: []))
             }
             if mayRepeat { rowIndex[change.id] = (group, updates[group].rows.count) }
