@@ -10,6 +10,10 @@ extension SaveExecution {
         _ group: SavePlan.UpdateGroup, _ emit: Emit,
         stale: @escaping ([(key: Int64, row: SavePlan.Row)]) -> Void
     ) throws {
+        // One row written (a request's save): straight to its statement, without the arrays below.
+        if group.rows.count == 1, let row = group.rows.first, !row.unlessCurrent {
+            return try writeOne(group, try requireKey(of: row.id), row, emit)
+        }
         // Rows by position in key order: a save of many unchanged rows (each only checked) copies none of them.
         let keys = try group.rows.map { try requireKey(of: $0.id) }
         var written: [(key: Int64, row: SavePlan.Row)] = []
