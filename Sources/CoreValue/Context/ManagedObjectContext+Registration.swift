@@ -52,6 +52,14 @@ extension ManagedObjectContext {
         reserveCapacity(snapshots.count, of: info, fetched: true)
         var objects = registry.take(info)
         defer { registry.put(objects, for: info) }
+        // With none of the entity's objects registered before, every row makes a new one: one hash per row.
+        let fresh = fresh ?? objects.isEmpty
+        if snapshots.count == 1, snapshots[0].id.entityName == info.name {
+            // One row (a request's read by identifier) is read in place: moving it out would copy the array,
+            // which the caller's part still holds.
+            let snapshot = snapshots[0]
+            return [fresh ? registerNew(snapshot, info, in: &objects) : register(snapshot, info, in: &objects)]
+        }
         var result: [ManagedObject] = []
         result.reserveCapacity(snapshots.count)
         // Each row is moved out of the array, last first (reading rows in place or by `for in` copied each one
@@ -59,8 +67,6 @@ extension ManagedObjectContext {
         // have distinct IDs and unique values, so the order they register and join the unique index in is not
         // observable.
         var rows = snapshots
-        // With none of the entity's objects registered before, every row makes a new one: one hash per row.
-        let fresh = fresh ?? objects.isEmpty
         while let snapshot = rows.popLast() {
             if snapshot.id.entityName == info.name {
                 result.append(
