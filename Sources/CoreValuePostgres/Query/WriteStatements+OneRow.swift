@@ -50,7 +50,9 @@ extension WriteStatements {
             "UPDATE \(SQLIdentifier(table, schema: schema)) AS t SET \(SQL.joined(assignments, separator: ", ")) "
             + "WHERE t.\(Self.pk) = \(typedBind: .int64(key))"
         if let version { sql = sql + " AND t.\(Self.version) = \(typedBind: .int64(version))" }
+        // By primary key: one row at most.
         return (sql + " RETURNING t.\(Self.pk), t.\(Self.version)").returning(
-            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn], of: SQLIdentifier(table, schema: schema))
+            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn], of: SQLIdentifier(table, schema: schema),
+            atMostOne: true)
     }
 }

@@ -104,7 +104,10 @@ package struct WriteStatements: Sendable {
         let sql: SQL =
             "INSERT INTO \(target) AS t (\(names(columns))) \(source(columns, orderedBy: key)) "
             + onConflict + "RETURNING t.\(Self.pk), t.\(Self.version), t.\(SQLIdentifier(key.name))"
-        return sql.returning([SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn, key.name], of: target)
+        // One row given, one row at most (a request's save of a new unique struct).
+        return sql.returning(
+            [SchemaMapping.primaryKeyColumn, SchemaMapping.versionColumn, key.name], of: target,
+            atMostOne: !columns.isEmpty && columns.allSatisfy { $0.values.count == 1 })
     }
 
     /// `COPY table ("_pk", "_version", attributes...) FROM STDIN (FORMAT binary)`: new rows with their keys

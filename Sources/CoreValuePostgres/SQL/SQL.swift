@@ -65,17 +65,22 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         package let table: SQLIdentifier
         /// The columns, in the order the statement returns them.
         package let columns: [String]
+        /// Whether the statement returns one row at most, whatever its values (an `UPDATE` by primary key, an
+        /// `INSERT` of one row): a commit identifier keeps that row without aggregating (see ``CommitMarker``).
+        package let atMostOne: Bool
 
-        init(table: SQLIdentifier, columns: [String]) {
+        init(table: SQLIdentifier, columns: [String], atMostOne: Bool) {
             self.table = table
             self.columns = columns
+            self.atMostOne = atMostOne
         }
     }
 
-    /// The same statement, noted as returning these columns of `table`'s rows.
-    package func returning(_ columns: [String], of table: SQLIdentifier) -> SQL {
+    /// The same statement, noted as returning these columns of `table`'s rows (`atMostOne`: never more than
+    /// one row).
+    package func returning(_ columns: [String], of table: SQLIdentifier, atMostOne: Bool = false) -> SQL {
         var copy = self
-        copy.returnedRows = ReturnedRows(table: table, columns: columns)
+        copy.returnedRows = ReturnedRows(table: table, columns: columns, atMostOne: atMostOne)
         return copy
     }
 

@@ -69,6 +69,17 @@ import Testing
         #expect(inserting.text.contains("pg_advisory_xact_lock"))
     }
 
+    @Test func aStatementReturningOneRowAtMostKeepsItWithoutAnAggregate() throws {
+        let templates = StatementTemplates<CommitMarker.CarryShape>()
+        let update = keptUpdate(key: 7)
+        let one = update.returning(["_pk", "_version"], of: SQLIdentifier("T", schema: "s"), atMostOne: true)
+        let carrying = try #require(CommitMarker(table: table, templates: templates).carrying(one))
+        #expect(carrying.text.contains("SELECT $3::uuid, now(), (SELECT jsonb_build_array(to_jsonb(w)) FROM w) "))
+        // The same text noted as returning any number of rows is a shape of its own.
+        let many = try #require(CommitMarker(table: table, templates: templates).carrying(update))
+        #expect(many.text.contains("(SELECT jsonb_agg(w) FROM w)"))
+    }
+
     @Test func aStatementReturningNoTableRowsCarriesNothing() {
         let marker = CommitMarker(table: table, templates: StatementTemplates<CommitMarker.CarryShape>())
         #expect(marker.carrying("DELETE FROM \"s\".\"T\"") == nil)

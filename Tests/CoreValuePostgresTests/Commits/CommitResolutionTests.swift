@@ -163,6 +163,36 @@ import Testing
         }
     }
 
+    /// A statement that returns one row at most (a one-row upsert, a one-row update) keeps its row without an
+    /// aggregate: the same JSON `jsonb_agg` makes, which the lookup reads back.
+    @Test func aOneRowSaveKeepsItsRowAsTheAggregateWould() throws {
+        try TestDatabase.withExampleStore { store, url, schema in
+            let connection = try Connection(url)
+            defer { connection.close() }
+            let row = #"WITH w AS (SELECT 5::bigint AS "_pk", 3::bigint AS "_version", 'k'::text AS id"#
+            let same = try connection.query(
+                row + ") SELECT (SELECT jsonb_agg(w) FROM w) = (SELECT jsonb_build_array(to_jsonb(w)) FROM w)")
+            #expect(try same.decode(Bool.self, row: 0, column: 0))
+            let none = try connection.query(
+                row + " WHERE false) SELECT (SELECT jsonb_agg(w) FROM w) IS NULL "
+                    + "AND (SELECT jsonb_build_array(to_jsonb(w)) FROM w) IS NULL")
+            #expect(try none.decode(Bool.self, row: 0, column: 0))
+
+            try Author(id: "k", name: "Kim").save(ManagedObjectContext(store: store))
+            let context = ManagedObjectContext(store: store)
+            let found: [Author] = try Author.query(context, predicate: .key("id") == "k")
+            var kim = try #require(found.first)
+            kim.name = "Kit"
+            try kim.save(context)
+            let key = try #require(try Self.rows(store, "Author").first?.id.primaryKey)
+            let table = SQLIdentifier(SchemaMapping.commitTable, schema: schema).quoted
+            let kept = try connection.query("SELECT result::text FROM \(table) WHERE at > '-infinity' ORDER BY id")
+            #expect(kept.rowCount == 2)
+            #expect(try kept.decode(String.self, row: 0, column: 0) == #"[{"id": "k", "_pk": \#(key), "_version": 1}]"#)
+            #expect(try kept.decode(String.self, row: 1, column: 0) == #"[{"_pk": \#(key), "_version": 2}]"#)
+        }
+    }
+
     @Test func withoutResolutionALostReplyIsStillReportedAsUnknown() throws {
         try Self.withProxiedStore(configure: { $0.resolvesCommitOutcomes = false }) { store, direct, proxy throws in
             proxy.arm(.afterCommit)
