@@ -113,6 +113,13 @@ package final class LayoutCache {
     /// type (a request's), which then never makes ``keyPathPlans``' table.
     @exclusivity(unchecked) var lastKeyPathPlan: (ObjectIdentifier, AnyObject)?
 
+    /// Makes `plan` the last one looked up; the one it replaces moves to ``keyPathPlans``, so that the cache
+    /// still holds every plan it handed out.
+    func keepAsLast(_ type: ObjectIdentifier, _ plan: AnyObject) {
+        if let (previous, previousPlan) = lastKeyPathPlan, previous != type { keyPathPlans[previous] = previousPlan }
+        lastKeyPathPlan = (type, plan)
+    }
+
     /// The key-path plan (or ``Unavailable``) this cache keeps for a type, wherever it keeps it.
     func keptPlan(for type: ObjectIdentifier) -> AnyObject? {
         if let (last, plan) = lastKeyPathPlan, last == type { return plan }

@@ -141,10 +141,7 @@ struct RecordBuilder {
                 return nil
             }
             let plan = unsafeDowncast(cached, to: LayoutCache.KeyPathPlan<T>.self)
-            if let (previous, previousPlan) = layouts.lastKeyPathPlan, previous != key {
-                layouts.keyPathPlans[previous] = previousPlan
-            }
-            layouts.lastKeyPathPlan = (key, plan)
+            layouts.keepAsLast(key, plan)
             return plan
         }
         // A type with a custom mirror says itself which fields it shows: honour it, as the Mirror path does.
@@ -177,7 +174,7 @@ struct RecordBuilder {
         let plan = LayoutCache.KeyPathPlan<T>(layout: layout, attributes: attributes, relationships: relationships)
         layouts.keyPathPlans[key] = plan
         layouts.shared?.keep(plan, for: key)
-        layouts.lastKeyPathPlan = (key, plan)
+        layouts.keepAsLast(key, plan)
         return plan
     }
 
