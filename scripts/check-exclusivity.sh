@@ -29,7 +29,7 @@ unchecked=(
     Sources/CoreValue/Context/ContextTables.swift:identifiedAttributes
     Sources/CoreValue/Context/ContextTables.swift:upsertAttributes Sources/CoreValue/Context/ContextTables.swift:upsertKey
     Sources/CoreValue/Context/ContextTables.swift:originalAttributes Sources/CoreValue/Context/ContextTables.swift:originalLinks
-    Sources/CoreValue/Context/ContextTables.swift:identifiedRelationships
+    Sources/CoreValue/Context/ContextTables.swift:identifiedRelationships Sources/CoreValue/Context/ContextTables.swift:layouts
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:closed Sources/CoreValuePostgres/Pool/ConnectionPool.swift:idle
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:open
     Sources/LibPQ/Connection/Connection+Pipeline.swift:statements

@@ -23,6 +23,9 @@ final class ContextTables {
     /// The unique index (``ManagedObjectContext/uniqueIndex``) and the objects waiting to join it.
     @exclusivity(unchecked) var uniqueIndex: [UniqueValue: ManagedObject] = [:]
     @exclusivity(unchecked) var unindexed: [ManagedObject] = []
+    /// The context's struct layouts (``ManagedObjectContext/layouts``), made on first use: a context that only
+    /// reads (a request's `get`) boxes nothing and never makes one.
+    @exclusivity(unchecked) var layouts: LayoutCache?
 }
 
 /// During a streamed bulk save (``ManagedObjectContext/saveStreamed(_:)``), the entity whose objects it makes,

@@ -80,8 +80,14 @@ public final class ManagedObjectContext {
     /// the record each boxed root was made from, by its object, so that adopting the saved IDs compares the
     /// struct read back with what was boxed without boxing the struct again. `nil` otherwise.
     var boxedRoots: [ObjectIdentifier: BoxRecord]?
-    /// Struct layouts resolved against the model, per struct type (backed by the index's shared plans).
-    package let layouts: LayoutCache
+    /// Struct layouts resolved against the model, per struct type (backed by the index's shared plans); made
+    /// when the context first boxes a struct.
+    package var layouts: LayoutCache {
+        if let made = tables.layouts { return made }
+        let made = LayoutCache(shared: index.plans)
+        tables.layouts = made
+        return made
+    }
 
     /// The largest number of IDs or values sent in one store call.
     public static let batchSize = 10_000
@@ -107,7 +113,6 @@ public final class ManagedObjectContext {
             refined = store.refinements
         }
         self.index = index
-        self.layouts = LayoutCache(shared: index.plans)
         handle.context = self
     }
 
