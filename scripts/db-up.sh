@@ -64,6 +64,7 @@ as_owner mkdir -p "$SOCK"
 : >"$LOG"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$LOG"
 start_cluster db-up "$PG_BIN" "$DATA" "$LOG" "$port"
+port=$STARTED_PORT
 "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -t 30 \
     || { echo "db-up: server not ready; log:" >&2; cat "$LOG" >&2; exit 1; }
 

@@ -10,7 +10,9 @@
 #   init_cluster BIN DATA LOGDIR   initdb of BIN into DATA as RUN_AS (trust, UTF8, C.UTF-8), its output in
 #                      LOGDIR/initdb.log, shown and fatal on failure
 #   start_cluster NAME BIN DATA LOG [PORT]   pg_ctl start (waiting up to 60 s), the log shown and fatal on
-#                      failure; NAME prefixes the message
+#                      failure; NAME prefixes the message. With PORT, a port taken between the caller's check
+#                      and the server's bind is passed over for the next free one (up to five tries); the
+#                      port the server listens on is then in STARTED_PORT
 #   make_certificates DIR [--other-ca]   a throwaway certificate authority and a server certificate it signed
 #                      for localhost and 127.0.0.1, in DIR (see the function); with --other-ca, a second
 #                      authority the server does not use, for the tests of an untrusted certificate
@@ -50,12 +52,28 @@ init_cluster() {
         >"$logdir/initdb.log" 2>&1 || { cat "$logdir/initdb.log" >&2; exit 1; }
 }
 
+# A client's connection can take the port between port_in_use and the server's bind (see above: a check cannot
+# close that window), so a start that failed only for its socket moves to the next free port.
 start_cluster() {
-    local name=$1 bin=$2 data=$3 log=$4 port=${5:-}
-    local options=()
-    [[ -z "$port" ]] || options=(-o "-p $port")
-    as_owner "$bin/pg_ctl" -D "$data" -l "$log" "${options[@]}" -w -t 60 start >/dev/null \
-        || { echo "$name: pg_ctl start failed; log:" >&2; cat "$log" >&2; exit 1; }
+    local name=$1 bin=$2 data=$3 log=$4 port=${5:-} tries=1
+    while :; do
+        local options=()
+        [[ -z "$port" ]] || options=(-o "-p $port")
+        if as_owner "$bin/pg_ctl" -D "$data" -l "$log" "${options[@]}" -w -t 60 start >/dev/null; then
+            STARTED_PORT=$port
+            return 0
+        fi
+        if [[ -z "$port" ]] || ((tries >= 5)) || ! grep -q "could not create any TCP/IP sockets" "$log"; then
+            echo "$name: pg_ctl start failed; log:" >&2
+            cat "$log" >&2
+            exit 1
+        fi
+        tries=$((tries + 1))
+        port=$((port + 1))
+        while port_in_use "$port"; do port=$((port + 1)); done
+        echo "$name: the port was taken as the server started; trying port $port" >&2
+        : >"$log"
+    done
 }
 
 # make_certificates DIR [--other-ca]: writes into DIR (which exists) ca.key and ca.crt (an authority, "CoreValue

@@ -48,7 +48,8 @@ init_cluster "$BIN" "$DIR/data" "$DIR"
     echo "full_page_writes = off"
     echo "log_min_messages = warning"
 } | as_owner tee -a "$DIR/data/postgresql.conf" >/dev/null
-start_cluster pg18-up "$BIN" "$DIR/data" "$DIR/server.log"
+start_cluster pg18-up "$BIN" "$DIR/data" "$DIR/server.log" "$port"
+port=$STARTED_PORT
 psql=(as_owner "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$port" -U postgres -d postgres)
 "${psql[@]}" -c "create role \"$DB_USER\" login superuser"
 "${psql[@]}" -c "create database \"$DB_NAME\" owner \"$DB_USER\""

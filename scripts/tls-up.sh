@@ -60,6 +60,7 @@ printf 'local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n' | as_
 : >"$LOG"
 [[ $EUID -eq 0 ]] && chown "$RUN_AS": "$LOG"
 start_cluster tls-up "$PG_BIN" "$DATA" "$LOG" "$port"
+port=$STARTED_PORT
 
 psql=(as_owner "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$port" -U postgres -d postgres)
 "${psql[@]}" -c "create role corevalue_tls login superuser password '$(cat "$DIR/password")'"
