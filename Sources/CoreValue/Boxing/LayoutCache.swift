@@ -120,6 +120,13 @@ package final class LayoutCache {
         lastKeyPathPlan = (type, plan)
     }
 
+    /// A plan this cache (or the shared plans) keeps under `T`'s identifier, which is not ``Unavailable``, as
+    /// the `KeyPathPlan<T>` it is: only a `KeyPathPlan<T>` is ever kept under `T`'s identifier, so no checked
+    /// cast (through the plan's generic metadata) is needed.
+    static func keptPlan<T>(_ plan: AnyObject, of type: T.Type) -> KeyPathPlan<T> {
+        unsafeDowncast(plan, to: KeyPathPlan<T>.self)
+    }
+
     /// The key-path plan (or ``Unavailable``) this cache keeps for a type, wherever it keeps it.
     func keptPlan(for type: ObjectIdentifier) -> AnyObject? {
         if let (last, plan) = lastKeyPathPlan, last == type { return plan }

@@ -126,11 +126,8 @@ struct RecordBuilder {
     /// The key-path plan of a struct type: from the cache, or built (and cached) once per type.
     private func keyPathPlan<T: BoxingStruct>(of type: T.Type) throws -> LayoutCache.KeyPathPlan<T>? {
         let key = ObjectIdentifier(type)
-        // The plan of the type boxed last (a batch is one type): no lookup and no cast per struct. Only
-        // a `KeyPathPlan<T>` is ever kept under `T`'s identifier.
-        if let (type, plan) = layouts.lastKeyPathPlan, type == key {
-            return unsafeDowncast(plan, to: LayoutCache.KeyPathPlan<T>.self)
-        }
+        // The plan of the type boxed last (a batch is one type): no lookup and no cast per struct.
+        if let (type, plan) = layouts.lastKeyPathPlan, type == key { return LayoutCache.keptPlan(plan, of: T.self) }
         // A fresh context (a request's) has no plans of its own yet: its first type's plan comes from the
         // shared ones and is kept as the last one only, with no table made for it and no cast through the
         // plan's generic metadata.
@@ -140,7 +137,7 @@ struct RecordBuilder {
                 if own == nil { layouts.keyPathPlans[key] = cached }
                 return nil
             }
-            let plan = unsafeDowncast(cached, to: LayoutCache.KeyPathPlan<T>.self)
+            let plan = LayoutCache.keptPlan(cached, of: T.self)
             layouts.keepAsLast(key, plan)
             return plan
         }

@@ -43,6 +43,11 @@ package protocol ModelIndexSharing: AnyObject {
     var sharedRefinements: any StoreRefinements { get }
 }
 
+extension ModelIndexSharing where Self: StoreRefinements {
+    /// The store itself.
+    package var sharedRefinements: any StoreRefinements { self }
+}
+
 /// Boxing plans (``LayoutCache``'s key-path plans, or its marker for a type without one) by struct type,
 /// shared by the contexts of one ``ModelIndex``. A plan is immutable once built and refers only to that
 /// index's entities; a context keeps the plans it used in its own cache and comes here only on a miss.

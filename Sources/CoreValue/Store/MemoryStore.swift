@@ -188,5 +188,4 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
 
 extension MemoryStore: ModelIndexSharing {
     package var sharedIndex: ModelIndex { index }
-    package var sharedRefinements: any StoreRefinements { self }
 }

@@ -245,7 +245,10 @@ extension PostgresStore {
     ///
     /// `few`: the statements return few rows (``fewRows``), so they are sent as `SELECT`s, never as COPY.
     private func read(_ queries: [(Entity, SQL)], few: Bool = false) throws -> [RowSnapshot] {
-        try read(queries, inPartsOf: .max, few: few).first ?? []
+        if few, queries.count == 1, let (entity, sql) = queries.first {
+            return try readFew(sql, try readers.reader(for: entity))
+        }
+        return try read(queries, inPartsOf: .max, few: few).first ?? []
     }
 
     /// ``read(_:)``'s rows in consecutive arrays of at most `size` rows (one array, maybe empty, when they

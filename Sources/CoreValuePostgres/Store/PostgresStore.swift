@@ -279,5 +279,4 @@ public final class PostgresStore: StoreRefinements {
 
 extension PostgresStore: ModelIndexSharing {
     package var sharedIndex: ModelIndex { index }
-    package var sharedRefinements: any StoreRefinements { self }
 }
