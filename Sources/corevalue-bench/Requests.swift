@@ -56,6 +56,9 @@ struct Requests {
         configuration.poolSize = poolSize
         let pooled = try PostgresStore(model: try Account.model(), configuration: configuration)
         defer { pooled.close() }
+        // Connected before the clock starts, as a service does at startup: asyncpg's pool opens its POOL
+        // connections when it is made, and pgbench leaves connecting out of its rate.
+        try pooled.openConnections()
         emit(try await mixed(pooled))
         // Not part of the workload's lines: the same tasks preferring the store's task executor, on request.
         let preferring = ProcessInfo.processInfo.environment["COREVALUE_BENCH_MIXED_PREFERRING"] == "1"

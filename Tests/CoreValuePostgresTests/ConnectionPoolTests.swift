@@ -81,4 +81,64 @@ import Testing
             #expect(try store.fetch(FetchRequest(entityName: "Car")).isEmpty)
         }
     }
+
+    @Test func openConnectionsConnectsThePoolAheadOfItsFirstRequests() throws {
+        try TestDatabase.withSchema { url, schema in
+            _ = try Migrator(url: url, schema: schema).migrate(
+                try Migration.load(from: TestDatabase.migrationsDirectory))
+            let store = try PostgresStore(
+                model: try ExampleModel.make(),
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 3; $0.verifySchema = false
+                })
+            defer { store.close() }
+            #expect(store.pool.idleCount == 0)
+            #expect(try store.openConnections(2) == 2)
+            #expect(store.pool.idleCount == 2)
+            // Up to the pool's size, counting the ones already open (a checked-out one among them).
+            let whileOneIsOut = try store.pool.withConnection { _ in
+                (opened: try store.openConnections(), idle: store.pool.idleCount)
+            }
+            #expect(whileOneIsOut.opened == 1 && whileOneIsOut.idle == 2)
+            #expect(store.pool.idleCount == 3)
+            #expect(try store.openConnections(10) == 0)
+            // The opened connections serve requests: no connection is opened by the next three.
+            let events = EventLog()
+            let counting = try PostgresStore(
+                model: try ExampleModel.make(),
+                configuration: try .init(url: url, schema: schema).with {
+                    $0.poolSize = 2; $0.verifySchema = false
+                    $0.onEvent = { events.append($0) }
+                })
+            defer { counting.close() }
+            func opened() -> Int { events.all.filter { $0.kind == .connectionOpened }.count }
+            try counting.openConnections()
+            #expect(opened() == 2)
+            for _ in 0..<3 { _ = try counting.fetch(FetchRequest(entityName: "Car")) }
+            #expect(opened() == 2)
+            store.close()
+            #expect {
+                try store.openConnections()
+            } throws: { error in
+                (error as? PostgresStoreError)?.code == .poolClosed
+            }
+        }
+    }
+
+    @Test func openConnectionsReportsAServerItCannotReach() throws {
+        // A port nothing listens on: the failure shows when the process connects, not at its first request.
+        let store = try PostgresStore(
+            model: try ExampleModel.make(),
+            configuration: try .init(url: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2").with {
+                $0.verifySchema = false
+                $0.failoverBudget = .zero
+            })
+        defer { store.close() }
+        #expect {
+            try store.openConnections()
+        } throws: { error in
+            (error as? PostgresStoreError)?.code == .serverUnavailable
+        }
+        #expect(store.pool.idleCount == 0)
+    }
 }

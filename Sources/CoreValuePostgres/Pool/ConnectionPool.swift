@@ -3,7 +3,8 @@ import LibPQ
 
 /// A fixed-size pool of libpq connections, safe to share between threads.
 ///
-/// Connections open lazily, one per concurrent user up to ``capacity``; further callers wait, at most
+/// Connections open lazily, one per concurrent user up to ``capacity`` (or ahead of use, ``open(upTo:)``);
+/// further callers wait, at most
 /// ``checkoutTimeout``. An idle connection is checked without blocking before it is handed out
 /// (`Connection.isUsable`: one the server closed, say after a restart or failover, is dropped and replaced),
 /// and after it comes back (one that is broken or still inside a transaction is closed, never reused). When a
@@ -161,6 +162,31 @@ package final class ConnectionPool: @unchecked Sendable {
         if dead.count > 1 { condition.broadcast() }
         condition.unlock()
         return try replace()
+    }
+
+    /// Opens connections until `count` of them (at most ``capacity``) are open, each kept idle, adding one to
+    /// `opened` for each. Connections checked out meanwhile count as open.
+    ///
+    /// - Throws: The first connection's failure (the ones opened before it stay in the pool);
+    ///   ``PostgresStoreError/Code/poolClosed`` once the pool is closed.
+    package func open(upTo count: Int, opened: inout Int) throws {
+        let target = min(count, capacity)
+        while true {
+            condition.lock()
+            guard !closed else {
+                condition.unlock()
+                throw PostgresStoreError(.poolClosed, "the connection pool is closed")
+            }
+            guard open < target else {
+                condition.unlock()
+                return
+            }
+            // The slot is taken before connecting, as a checkout takes it: the two never open one too many.
+            open += 1
+            condition.unlock()
+            checkIn(try replace())
+            opened += 1
+        }
     }
 
     /// Opens a connection for a slot already counted in `open`; gives the slot back on failure.
