@@ -119,8 +119,13 @@ if arguments.first == "--requests", (2...6).contains(arguments.count) {
     let numbers = arguments.dropFirst(2).compactMap { Int($0) }
     let defaults = [10_000, 2_000, 64, 8]
     let values = numbers + defaults.dropFirst(numbers.count)
-    guard numbers.count == arguments.count - 2, values.allSatisfy({ $0 > 0 }), values[1] >= values[2] else {
-        log("usage: corevalue-bench --requests URL [N OPS TASKS POOL]   (positive, OPS >= TASKS)")
+    // OPS <= N: `mixed`'s tasks then never increment one account at once. With more, two tasks read the same
+    // account, both add one and both save it; `Account` is a unique struct, whose save is last-writer-wins by
+    // design (the Concurrency article, merge policies): one increment overwrites the other and the sum is short.
+    guard numbers.count == arguments.count - 2, values.allSatisfy({ $0 > 0 }), values[1] >= values[2],
+        values[1] <= values[0]
+    else {
+        log("usage: corevalue-bench --requests URL [N OPS TASKS POOL]   (positive, TASKS <= OPS <= N)")
         exit(2)
     }
     let requests = Requests(url: arguments[1], n: values[0], ops: values[1], tasks: values[2], poolSize: values[3])
