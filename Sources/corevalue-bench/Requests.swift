@@ -60,10 +60,15 @@ struct Requests {
         // connections when it is made, and pgbench leaves connecting out of its rate.
         try pooled.openConnections()
         emit(try await mixed(pooled))
-        // Not part of the workload's lines: the same tasks preferring the store's task executor, on request.
-        let preferring = ProcessInfo.processInfo.environment["COREVALUE_BENCH_MIXED_PREFERRING"] == "1"
-        if preferring { emit(try await mixed(pooled, preferring: true)) }
-        let rounds = preferring ? 2 : 1
+        // Not part of the workload's lines, on request: the same tasks preferring the store's task executor, and
+        // the same tasks doing each read-change-save in one `perform`.
+        let environment = ProcessInfo.processInfo.environment
+        let variants = [
+            environment["COREVALUE_BENCH_MIXED_PREFERRING"] == "1" ? MixedVariant.preferring : nil,
+            environment["COREVALUE_BENCH_MIXED_PERFORM"] == "1" ? MixedVariant.perform : nil,
+        ].compactMap { $0 }
+        for variant in variants { emit(try await mixed(pooled, variant)) }
+        let rounds = 1 + variants.count
         return try check(serial.admin, expected: Int64(ops + rounds * tasks * (ops / tasks)), serial.failures)
     }
 
@@ -155,9 +160,29 @@ struct Requests {
         try await account.save(context)
     }
 
-    /// TASKS tasks at once, each doing OPS/TASKS increments through the async API on a pool of POOL;
-    /// `preferring`: the tasks prefer the store's task executor (`op=mixed_preferring`).
-    func mixed(_ store: PostgresStore, preferring: Bool = false) async throws -> String {
+    /// The same increment in one `perform`: the read, the change and the save hand off to a store thread once.
+    func incrementInOnePerform(_ id: Int64, _ store: PostgresStore) async throws {
+        let context = ManagedObjectContext(store: store)
+        try await context.perform {
+            let found: [Account] = try Account.query(context, predicate: .key("id") == id)
+            guard var account = found.first else { throw BenchFailure(description: "account \(id) not found") }
+            account.balance += 1
+            account.updated = Date()
+            try account.save(context)
+        }
+    }
+
+    /// How `mixed`'s tasks run: as the workload says (`plain`), preferring the store's task executor
+    /// (`op=mixed_preferring`), or each increment in one `perform` (`op=mixed_perform`).
+    enum MixedVariant: String {
+        case plain = "mixed"
+        case preferring = "mixed_preferring"
+        case perform = "mixed_perform"
+    }
+
+    /// TASKS tasks at once, each doing OPS/TASKS increments through the async API on a pool of POOL.
+    func mixed(_ store: PostgresStore, _ variant: MixedVariant = .plain) async throws -> String {
+        let preferring = variant == .preferring
         let perTask = ops / tasks
         let before = store.statistics
         let cpuBefore = ResidentMemory.processorTime()
@@ -169,7 +194,11 @@ struct Requests {
                     mine.reserveCapacity(perTask)
                     for j in 0..<perTask {
                         let began = ContinuousClock.now
-                        try await increment(key(t * perTask + j), store)
+                        if variant == .perform {
+                            try await incrementInOnePerform(key(t * perTask + j), store)
+                        } else {
+                            try await increment(key(t * perTask + j), store)
+                        }
                         mine.append(ContinuousClock.now - began)
                     }
                     return mine
@@ -181,8 +210,7 @@ struct Requests {
         }
         let wall = ContinuousClock.now - start
         let cpu = ResidentMemory.processorTime() - cpuBefore
-        let op = preferring ? "mixed_preferring" : "mixed"
-        return Self.line(op, latencies, wall, cpu, store.statistics.since(before))
+        return Self.line(variant.rawValue, latencies, wall, cpu, store.statistics.since(before))
     }
 
     /// Runs `body` for 0..<count serially, timing each call.
