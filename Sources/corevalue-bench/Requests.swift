@@ -142,7 +142,11 @@ struct Requests {
 
     /// Reads one account in a fresh context, adds one to its balance and saves it.
     func increment(_ id: Int64, _ store: PostgresStore) throws {
-        let context = ManagedObjectContext(store: store)
+        try increment(id, in: ManagedObjectContext(store: store))
+    }
+
+    /// Reads one account in `context`, adds one to its balance and saves it.
+    func increment(_ id: Int64, in context: ManagedObjectContext) throws {
         let found: [Account] = try Account.query(context, predicate: .key("id") == id)
         guard var account = found.first else { throw BenchFailure(description: "account \(id) not found") }
         account.balance += 1
@@ -163,13 +167,7 @@ struct Requests {
     /// The same increment in one `perform`: the read, the change and the save hand off to a store thread once.
     func incrementInOnePerform(_ id: Int64, _ store: PostgresStore) async throws {
         let context = ManagedObjectContext(store: store)
-        try await context.perform {
-            let found: [Account] = try Account.query(context, predicate: .key("id") == id)
-            guard var account = found.first else { throw BenchFailure(description: "account \(id) not found") }
-            account.balance += 1
-            account.updated = Date()
-            try account.save(context)
-        }
+        try await context.perform { try increment(id, in: context) }
     }
 
     /// How `mixed`'s tasks run: as the workload says (`plain`), preferring the store's task executor

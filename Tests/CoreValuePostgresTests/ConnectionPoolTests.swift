@@ -83,15 +83,7 @@ import Testing
     }
 
     @Test func openConnectionsConnectsThePoolAheadOfItsFirstRequests() throws {
-        try TestDatabase.withSchema { url, schema in
-            _ = try Migrator(url: url, schema: schema).migrate(
-                try Migration.load(from: TestDatabase.migrationsDirectory))
-            let store = try PostgresStore(
-                model: try ExampleModel.make(),
-                configuration: try .init(url: url, schema: schema).with {
-                    $0.poolSize = 3; $0.verifySchema = false
-                })
-            defer { store.close() }
+        try TestDatabase.withExampleStore(poolSize: 3, configure: { $0.verifySchema = false }) { store, url, schema in
             #expect(store.pool.idleCount == 0)
             #expect(try store.openConnections(2) == 2)
             #expect(store.pool.idleCount == 2)
