@@ -10,7 +10,8 @@
 #              and the one-row UPDATE carrying its commit identifier's row (advisory lock, returned rows as
 #              JSON); the identifier increases per client as ours are time-ordered
 #   ours_off   the same read and the bare `UPDATE ... RETURNING` (COREVALUE_BENCH_COMMIT_IDS=off)
-# Prints one line per measurement; BENCHMARKS.md ("eleventh round") reads them as best of RUNS. The statements
+# Prints one line per measurement, then the best of RUNS for each with its ratio to pgbench's own request
+# (BENCHMARKS.md, "eleventh round"). The statements
 # below follow WriteStatements and CommitMarker; if those change, compare with the server's log
 # (log_statement = all) and update them here.
 set -euo pipefail
@@ -35,6 +36,7 @@ psql "$URL" -XqAt -c "SET client_min_messages TO warning" -c "DROP SCHEMA IF EXI
   -c "CREATE TABLE floor_ref.account (id bigint PRIMARY KEY, name text NOT NULL, balance bigint NOT NULL, updated timestamptz NOT NULL)" \
   -c "INSERT INTO floor_ref.account SELECT i, 'account ' || i, 0, timestamptz '2020-09-13 12:26:40+00' FROM generate_series(1, 10000) i" \
   -c "VACUUM ANALYZE floor_ref.account" >/dev/null
+{
 for r in $(seq 1 "$RUNS"); do
   for ids in off on; do
     echo "run=$r client=corevalue commit_ids=$ids $(COREVALUE_BENCH_COMMIT_IDS=$ids "$BIN" --requests "$URL" 10000 "$OPS" 64 8 \
@@ -50,3 +52,16 @@ for r in $(seq 1 "$RUNS"); do
   done
 done
 psql "$URL" -XqAt -c "SET client_min_messages TO warning" -c "DROP SCHEMA IF EXISTS floor_ref CASCADE" >/dev/null
+} | tee "$T/lines"
+# Best of the runs, and each against pgbench's own request at the same concurrency.
+awk '
+  /client=pgbench/ { m = split($0, f, /[ =]/); for (i = 1; i < m; i += 2) v[f[i]] = f[i + 1]
+    k = v["script"] " " v["clients"]; if (v["ops_per_s"] + 0 > best[k]) best[k] = v["ops_per_s"] + 0 }
+  /client=corevalue/ { ids = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^commit_ids=/) ids = substr($i, 12)
+      if ($i == "op=update" || $i == "op=mixed") { op = substr($i, 4); split($(i + 1), o, "=")
+        k = "corevalue_" ids " " (op == "update" ? 1 : 8); if (o[2] + 0 > best[k]) best[k] = o[2] + 0 } } }
+  END { printf "%-22s %12s %8s %12s %8s\n", "best of runs", "serial", "ratio", "8 at once", "ratio"
+    n = split("ref ours ours_off corevalue_on corevalue_off", names, " ")
+    for (j = 1; j <= n; j++) { a = best[names[j] " 1"]; b = best[names[j] " 8"]
+      printf "%-22s %12.0f %8.2f %12.0f %8.2f\n", names[j], a, a / best["ref 1"], b, b / best["ref 8"] } }
+' "$T/lines"
