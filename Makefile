@@ -3,6 +3,10 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 BENCH_N ?= 10000
+# How `make bench` links the Swift runtime and Foundation: `static` (--static-swift-stdlib), as Swift servers
+# are deployed and as BENCHMARKS.md's figures since its eleventh round were taken, or `dynamic`.
+BENCH_LINK ?= static
+BENCH_BUILD = $(SWIFT) build -c release --product corevalue-bench $(if $(filter static,$(BENCH_LINK)),--static-swift-stdlib,)
 DEMO_SCHEMA ?= corevalue_demo
 
 .PHONY: all build deps run test test-pg18 test-ha test-faults check lint strict-build checked-build exclusivity bench db-up db-down db-url migrate status schema format docs clean
@@ -95,12 +99,13 @@ checked-build: deps
 exclusivity: deps
 	scripts/check-exclusivity.sh
 
-# The benchmark (release build) at N=$(BENCH_N) against the local cluster or $DATABASE_URL.
+# The benchmark (release build, linked as BENCH_LINK says) at N=$(BENCH_N) against the local cluster or
+# $DATABASE_URL. The binary stays in the release bin path for ../shared/bench's compare.sh and requests.sh.
 bench: deps
-	$(SWIFT) build -c release --product corevalue-bench
+	$(BENCH_BUILD)
 	@url="$${DATABASE_URL:-}"; \
 	if [[ -z "$$url" ]]; then url=$$(scripts/db-up.sh) || exit 1; fi; \
-	"$$($(SWIFT) build -c release --show-bin-path)/corevalue-bench" "$$url" $(BENCH_N)
+	"$$($(BENCH_BUILD) --show-bin-path)/corevalue-bench" "$$url" $(BENCH_N)
 
 db-up:
 	@scripts/db-up.sh
