@@ -16,7 +16,7 @@
 # (log_statement = all) and update them here.
 set -euo pipefail
 BIN=${1:?usage: request-floor.sh BENCH_BINARY URL [RUNS] [OPS]}; URL=${2:?URL}; RUNS=${3:-5}; OPS=${4:-4000}
-PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1)
+PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
 [[ -x "$PGBENCH" ]] || { echo "request-floor: pgbench not found (apt-get install postgresql-client)" >&2; exit 1; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 READ='SELECT t."_pk", t."_version", t."id"::bigint, t."name"::text, t."balance"::bigint, t."updated"::timestamptz FROM "bench_requests"."Account" AS t WHERE t."id" = :k;'
