@@ -122,7 +122,7 @@ import Testing
                     group.addTask {
                         if task % 3 == 0 {
                             // Once it has done a few: cancelled while its next perform queues, runs or commits.
-                            // (Bounded: a worker that failed otherwise never gets there; its error then fails the test.)
+                            // (Bounded: a worker that failed otherwise never gets there; its error fails the test.)
                             let deadline = ContinuousClock.now + .seconds(10)
                             while progress.count < 1 + task % 4, ContinuousClock.now < deadline {
                                 try await Task.sleep(for: .microseconds(200))

@@ -6,9 +6,9 @@ import LibPQ
 /// Connections open lazily, one per concurrent user up to ``capacity`` (or ahead of use,
 /// ``open(upTo:opened:)``); further callers wait, at most ``checkoutTimeout``. An idle connection is checked
 /// without blocking before it is handed out (`Connection.isUsable`: one the server closed, say after a restart
-/// or failover, is dropped and replaced), and after it comes back (one that is broken or still inside a transaction is closed, never reused). When a
-/// returned connection is broken, every idle one is dropped too: a lost server connection usually means its
-/// siblings are stale as well. A connection older than ``maxLifetime`` is closed instead of reused, so the
+/// or failover, is dropped and replaced), and after it comes back (one that is broken or still inside a
+/// transaction is closed, never reused). When a returned connection is broken, every idle one is dropped too:
+/// a lost server connection usually means its siblings are stale as well. A connection older than ``maxLifetime`` is closed instead of reused, so the
 /// next one connects anew and libpq picks a host of a multi-host URL again.
 ///
 /// The pool is `package`: a caller's session state (`SET`, `LISTEN`, prepared statements) would leak into
