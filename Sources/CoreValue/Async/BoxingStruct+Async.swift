@@ -9,8 +9,7 @@ extension BoxingStruct {
     @discardableResult
     public nonisolated(nonsending) func toObject(_ context: ManagedObjectContext?) async throws -> ManagedObject {
         guard let context else { return try { try toObject(nil) }() }
-        let value = Handoff(value: self)
-        return try await context.performBlocking { try value.value.toObject(context) }
+        return try await context.performBlocking { try self.toObject(context) }
     }
 
     /// The structs of type `T` matching a predicate, like ``query(_:predicate:sortDescriptors:)``.
@@ -36,8 +35,7 @@ extension BoxingUniqueStruct {
     ///
     /// - Throws: As ``save(_:)``; `CancellationError` when the task was cancelled before the commit.
     public nonisolated(nonsending) func save(_ context: ManagedObjectContext) async throws {
-        let value = Handoff(value: self)
-        try await context.performBlocking { try value.value.save(context) }
+        try await context.performBlocking { try self.save(context) }
     }
 
     /// Deletes the object with this struct's identifier and saves, like ``delete(_:)``.
@@ -45,8 +43,7 @@ extension BoxingUniqueStruct {
     /// - Throws: As ``delete(_:)``; `CancellationError` when the task was cancelled before the commit.
     public nonisolated(nonsending) func delete(_ context: ManagedObjectContext?) async throws {
         guard let context else { return }
-        let value = Handoff(value: self)
-        try await context.performBlocking { try value.value.delete(context) }
+        try await context.performBlocking { try self.delete(context) }
     }
 }
 
@@ -79,8 +76,7 @@ extension Array where Element: BoxingStruct {
     @discardableResult
     public nonisolated(nonsending) func toObjects(_ context: ManagedObjectContext?) async throws -> [ManagedObject] {
         guard let context else { return try { try toObjects(nil) }() }
-        let values = Handoff(value: self)
-        return try await context.performBlocking { try values.value.toObjects(context) }
+        return try await context.performBlocking { try self.toObjects(context) }
     }
 }
 
@@ -89,8 +85,7 @@ extension Array where Element: BoxingUniqueStruct {
     ///
     /// - Throws: As ``saveAll(_:)``; `CancellationError` when the task was cancelled before the commit.
     public nonisolated(nonsending) func saveAll(_ context: ManagedObjectContext) async throws {
-        let values = Handoff(value: self)
-        try await context.performBlocking { try values.value.saveAll(context) }
+        try await context.performBlocking { try self.saveAll(context) }
     }
 }
 

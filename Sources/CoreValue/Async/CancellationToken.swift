@@ -15,12 +15,31 @@ import Foundation
 /// (`PostgresStore` sends the server a cancel request).
 @_spi(StoreImplementation) public final class CancellationToken: @unchecked Sendable {
     // @unchecked: every mutable field is read and written under `lock`.
-    private let lock = NSCondition()
     private var cancelled = false
-    private var handlers: [Int: @Sendable () -> Void] = [:]
+    /// The handler registered first and still registered, kept apart from `more`: an async call registers
+    /// one at a time (a store's, around its statement), so the table stays empty and is never allocated.
+    private var first: Handler?
+    private var more: [Int: Handler] = [:]
     private var lastHandler = 0
     /// Handlers that `cancel()` is running now.
     private var running = Set<Int>()
+
+    private struct Handler {
+        let id: Int
+        let run: @Sendable () -> Void
+        /// Whether `run` blocks, so that it runs on a thread of its own (see ``whileRunning(onCancelBlocking:_:)``).
+        let blocks: Bool
+    }
+
+    /// The locks tokens share, one chosen per token by its address. A lock of its own (an `NSCondition`, which
+    /// allocates its mutex and condition) cost each async call three allocations; the tokens' critical
+    /// sections are a few loads and stores, and a token waits on its lock only while a cancel handler runs.
+    private static let locks = (0..<16).map { _ in NSCondition() }
+
+    /// This token's lock: objects are 16-byte aligned, so the address's bits above those pick it.
+    private var lock: NSCondition {
+        Self.locks[(Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) >> 4) & 15]
+    }
 
     /// A token that is not cancelled.
     public init() {}
@@ -30,20 +49,32 @@ import Foundation
 
     /// Cancels the call: runs every registered handler once. Cancelling twice does nothing more.
     public func cancel() {
-        let pending: [Int: @Sendable () -> Void] = lock.withLock {
-            guard !cancelled else { return [:] }
+        let pending: [Handler] = lock.withLock {
+            guard !cancelled else { return [] }
             cancelled = true
-            defer { handlers.removeAll() }
-            running = Set(handlers.keys)
-            return handlers
+            var pending = Array(more.values)
+            if let first { pending.append(first) }
+            first = nil
+            more.removeAll()
+            running.formUnion(pending.map(\.id))
+            return pending
         }
-        for (id, handler) in pending {
-            handler()
+        for handler in pending { start(handler) }
+    }
+
+    /// Runs `handler` (registered and marked running), here or on a thread of its own, then marks it done.
+    private func start(_ handler: Handler) {
+        let finish: @Sendable () -> Void = { [self] in
+            handler.run()
             lock.withLock {
-                running.remove(id)
+                running.remove(handler.id)
                 lock.broadcast()
             }
         }
+        guard handler.blocks else { return finish() }
+        let thread = Thread(block: finish)
+        thread.name = "CoreValue cancel"
+        thread.start()
     }
 
     /// Runs `body`; a cancellation while it runs calls `onCancel` (at once, before `body`, when the token is
@@ -51,19 +82,36 @@ import Foundation
     /// it to finish (a store cancelling a statement must not let the connection go before the request is
     /// sent).
     public func whileRunning<T>(onCancel: @escaping @Sendable () -> Void, _ body: () throws -> T) rethrows -> T {
-        let registered: Int? = lock.withLock {
-            guard !cancelled else { return nil }
+        try whileRunning(onCancel, blocks: false, body)
+    }
+
+    /// ``whileRunning(onCancel:_:)`` for a handler that blocks (a cancel request sent to a server, which
+    /// connects to it and waits for its answer): it runs on a thread of its own, never on the thread that
+    /// cancels (often one of Swift's cooperative pool); `body`'s end waits for it as well.
+    public func whileRunning<T>(onCancelBlocking: @escaping @Sendable () -> Void, _ body: () throws -> T) rethrows
+        -> T
+    {
+        try whileRunning(onCancelBlocking, blocks: true, body)
+    }
+
+    private func whileRunning<T>(
+        _ onCancel: @escaping @Sendable () -> Void, blocks: Bool, _ body: () throws -> T
+    ) rethrows -> T {
+        let (handler, registered): (Handler, Bool) = lock.withLock {
             lastHandler += 1
-            handlers[lastHandler] = onCancel
-            return lastHandler
+            let handler = Handler(id: lastHandler, run: onCancel, blocks: blocks)
+            if cancelled {
+                running.insert(handler.id)
+                return (handler, false)
+            }
+            if first == nil { first = handler } else { more[handler.id] = handler }
+            return (handler, true)
         }
-        if registered == nil { onCancel() }
+        if !registered { start(handler) }
         defer {
-            if let registered {
-                lock.withLock {
-                    handlers[registered] = nil
-                    while running.contains(registered) { lock.wait() }
-                }
+            lock.withLock {
+                if first?.id == handler.id { first = nil } else if !more.isEmpty { more[handler.id] = nil }
+                while running.contains(handler.id) { lock.wait() }
             }
         }
         return try body()

@@ -1,22 +1,27 @@
-/// A value handed across threads by an async call whose task waits for it: the task is suspended while
-/// another thread uses the value, so the two never touch it at once.
-struct Handoff<Value>: @unchecked Sendable {
-    let value: Value
+/// The work of one `performBlocking` call, run once on the store's thread and released as soon as it ran.
+///
+/// Not generic, nor is what it hands back (the result as `Any`, cast back once by the task): every generic
+/// type an async call touched (this box, its result, the continuation) cost a lookup in the runtime's
+/// metadata cache per call, nine per call in all, about 3,000 instructions (BENCHMARKS.md, twelfth round).
+private final class BlockingWork: @unchecked Sendable {
+    // Touched by the store's thread only, while the task that made it is suspended.
+    private var body: (() throws -> Any)?
+
+    init(_ body: @escaping () throws -> Any) { self.body = body }
+
+    func run(_ token: CancellationToken) -> Result<BlockingOutcome, any Error> {
+        guard let body else { return .failure(CancellationError()) }
+        self.body = nil
+        return Result {
+            try token.checkCancellation()
+            return BlockingOutcome(value: try token.makeCurrent { try body() })
+        }
+    }
 }
 
-/// The work of one `performBlocking` call, run once on the store's thread and released as soon as it ran.
-private final class BlockingWork<T>: @unchecked Sendable {
-    // Touched by the store's thread only, while the task that made it is suspended.
-    private var body: (() throws -> T)?
-
-    init(_ body: @escaping () throws -> T) { self.body = body }
-
-    func run(_ token: CancellationToken) throws -> T {
-        guard let body else { throw CancellationError() }
-        self.body = nil
-        try token.checkCancellation()
-        return try token.makeCurrent { try body() }
-    }
+/// What the store's thread hands back to the suspended task.
+private struct BlockingOutcome: @unchecked Sendable {
+    let value: Any
 }
 
 extension ManagedObjectContext {
@@ -48,21 +53,26 @@ extension ManagedObjectContext {
                 token.cancel()
             }
         }
-        let work = BlockingWork(body)
-        let result: Handoff<T> = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+        let work = BlockingWork { try body() }
+        let outcome = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<BlockingOutcome, any Error>) in
                 store.runBlocking {
                     // `run` lets go of `body` (and the context it captured) before the task resumes: were the
                     // store's thread the last holder, the context would deinit there while the task uses its
                     // objects.
-                    let outcome = Result { try work.run(token) }
-                    continuation.resume(with: outcome.map { Handoff(value: $0) })
+                    continuation.resume(with: work.run(token))
                 }
             }
         } onCancel: {
             token.cancel()
         }
-        return result.value
+        // `body` returned a `T`, so the cast cannot fail.
+        guard let value = outcome.value as? T else {
+            throw CVManagedStructError(
+                .typeMismatch, message: "an async call's work returned \(type(of: outcome.value)), not \(T.self)")
+        }
+        return value
     }
 
     /// `value` after `body` changed a copy of it on a thread of the store (see ``performBlocking(_:)``), with
@@ -70,9 +80,8 @@ extension ManagedObjectContext {
     nonisolated(nonsending) func performMutating<Value, Result>(
         _ value: Value, _ body: @escaping (inout Value) throws -> Result
     ) async throws -> (value: Value, result: Result) {
-        let original = Handoff(value: value)
         return try await performBlocking {
-            var copy = original.value
+            var copy = value
             let result = try body(&copy)
             return (copy, result)
         }

@@ -44,8 +44,9 @@ protocol DatabaseSession: AnyObject {
         _ body: (_ send: @escaping (String, [PostgresValue]) throws -> Void) throws -> Void,
         each: (Int, QueryResult) throws -> Void
     ) throws
-    /// A way to cancel this session's running statement from another thread.
-    func makeCancel() throws -> @Sendable () throws -> Void
+    /// A way to cancel this session's running statement from another thread (a request that could not be
+    /// sent changes nothing: the statement runs to its end).
+    func makeCancel() throws -> @Sendable () -> Void
 }
 
 /// Lends a ``DatabaseSession`` for one call: the store's pool, or a test's scripted sessions.
@@ -74,9 +75,9 @@ extension Connection: DatabaseSession {
         }
     }
 
-    func makeCancel() throws -> @Sendable () throws -> Void {
+    func makeCancel() throws -> @Sendable () -> Void {
         let canceller = try makeCanceller()
-        return { try canceller.cancel() }
+        return { try? canceller.cancel() }
     }
 }
 

@@ -254,20 +254,11 @@ public final class PostgresStore: StoreRefinements {
         do {
             return try sessions.withSession { connection in
                 let cancel = try connection.makeCancel()
-                // PQcancel connects to the server and waits for it: never on the cancelling thread (often one
-                // of the cooperative pool). The connection goes back to the pool only once the request went
-                // out, so that it cannot cancel the next caller's statement.
-                let sending = DispatchGroup()
-                defer { sending.wait() }
-                return try token.whileRunning(onCancel: {
-                    sending.enter()
-                    let thread = Thread {
-                        try? cancel()
-                        sending.leave()
-                    }
-                    thread.name = "CoreValuePostgres cancel"
-                    thread.start()
-                }) {
+                // PQcancel connects to the server and waits for it: on a thread of its own, never the cancelling
+                // one (often one of the cooperative pool). `whileRunning` returns only once the request went
+                // out, so the connection cannot go back to the pool and have the next caller's statement
+                // cancelled.
+                return try token.whileRunning(onCancelBlocking: cancel) {
                     try counted(connection) { try body(runner(on: connection, cancellation: token)) }
                 }
             }

@@ -30,6 +30,9 @@ package final class Connection {
     var pendingBegin: String?
     /// See ``backendIdentity``.
     private var backendStart: String?
+    /// The canceller of the current backend (``makeCanceller()``); dropped by ``reset()``, which connects to
+    /// another.
+    var canceller: QueryCanceller?
     /// The state of a transaction whose `COMMIT` goes in the pipeline of its last statement (see
     /// ``commitWithNextStatement(asImplicitTransaction:)``).
     var pipelinedCommit = PipelinedCommit.forbidden
@@ -210,6 +213,7 @@ package final class Connection {
         statementCache.removeAll()
         unusableReason = nil
         backendStart = nil
+        canceller = nil
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw LibPQError(connectionFailed: errorMessage(handle), context: "could not reconnect")

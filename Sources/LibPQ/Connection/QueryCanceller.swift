@@ -34,12 +34,17 @@ package final class QueryCanceller: @unchecked Sendable {
 }
 
 extension Connection {
-    /// Makes a ``QueryCanceller`` for this connection's current backend (make a new one after ``reset()``).
+    /// A ``QueryCanceller`` for this connection's current backend: made once per backend and kept (the
+    /// store asks for one around every statement of an async call; `PQgetCancel` allocates), made afresh after
+    /// ``reset()``.
     ///
     /// - Throws: ``LibPQError`` `.connectionClosed`, or `.connectionLost` when the connection is broken.
     package func makeCanceller() throws -> QueryCanceller {
         let handle = try requireHandle()
+        if let canceller { return canceller }
         guard let cancel = PQgetCancel(handle) else { throw clientError(handle, "creating a cancel handle") }
-        return QueryCanceller(taking: cancel)
+        let made = QueryCanceller(taking: cancel)
+        canceller = made
+        return made
     }
 }

@@ -145,7 +145,7 @@ private final class ScriptedSession: DatabaseSession {
         try commitIfRequested()
     }
 
-    func makeCancel() throws -> @Sendable () throws -> Void { {} }
+    func makeCancel() throws -> @Sendable () -> Void { {} }
 }
 
 extension QueryResult {
