@@ -38,7 +38,7 @@ import Foundation
 
     /// This token's lock: objects are 16-byte aligned, so the address's bits above those pick it.
     private var lock: NSCondition {
-        Self.locks[(Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) >> 4) & 15]
+        Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
     }
 
     /// A token that is not cancelled.
