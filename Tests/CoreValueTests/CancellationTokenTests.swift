@@ -96,4 +96,53 @@ import Testing
         #expect(calls.value == 1)
         #expect(calls.lastThread !== runner)
     }
+
+    /// Tokens share their locks: many tokens on several threads, cancelled from others while their bodies
+    /// run, each handler runs at most once, never after `whileRunning` returned, and nothing hangs.
+    @Test func manyTokensCancelledAcrossThreadsRunEachHandlerOnceAndNeverLate() {
+        final class Record: @unchecked Sendable {
+            // @unchecked: `atReturn` is written by the worker before `done` is signalled and read after.
+            let token = CancellationToken()
+            let calls = Calls()
+            var atReturn = -1
+        }
+        let workers = 4
+        let perWorker = 400
+        let records = (0..<(workers * perWorker)).map { _ in Record() }
+        let done = DispatchGroup()
+        for worker in 0..<workers {
+            done.enter()
+            Thread {
+                for index in stride(from: worker, to: records.count, by: workers) {
+                    let record = records[index]
+                    let handler: @Sendable () -> Void = { record.calls.record() }
+                    let body = { for _ in 0..<(index % 7) * 50 { _ = record.token.isCancelled } }
+                    if index % 2 == 0 {
+                        record.token.whileRunning(onCancel: handler, body)
+                    } else {
+                        record.token.whileRunning(onCancelBlocking: handler, body)
+                    }
+                    record.atReturn = record.calls.value
+                }
+                done.leave()
+            }.start()
+        }
+        // Two cancellers over every token, from both ends, while the workers run.
+        for reversed in [false, true] {
+            done.enter()
+            Thread {
+                for record in reversed ? records.reversed() : records where record.calls.value == 0 {
+                    record.token.cancel()
+                }
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        for record in records {
+            // Cancelled before, during or after its body: at most one call, and none after the body's end.
+            #expect(record.calls.value <= 1)
+            #expect(record.calls.value == record.atReturn)
+            #expect(record.token.isCancelled)
+        }
+    }
 }
