@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The cancellation state of one async call, for the store that runs its blocking work.
 ///
 /// An async call of this library (`try await context.save()`, say) runs its synchronous work through
@@ -123,27 +117,15 @@ import Foundation
     }
 
     /// The token of the async call whose blocking work this thread is running; `nil` for a synchronous call.
-    public static var current: CancellationToken? {
-        guard let currentTokenKey, let pointer = pthread_getspecific(currentTokenKey) else { return nil }
-        return Unmanaged<CancellationToken>.fromOpaque(pointer).takeUnretainedValue()
-    }
+    public static var current: CancellationToken? { currentSlot.object }
 
     /// Runs `body` with this token as ``current`` on this thread.
     package func makeCurrent<T>(_ body: () throws -> T) rethrows -> T {
         // Without a thread-local slot (the process ran out of keys) calls still work; they just can't stop a
         // running statement.
-        guard let currentTokenKey else { return try body() }
-        let previous = pthread_getspecific(currentTokenKey)
-        pthread_setspecific(currentTokenKey, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(currentTokenKey, previous) }
-        // `self` outlives `body` (the caller holds it), so the unretained pointer stays valid.
-        return try withExtendedLifetime(self) { try body() }
+        try Self.currentSlot.withObject(self, body)
     }
-}
 
-/// The thread-local slot of ``CancellationToken/current`` (created once, never deleted); `nil` if the
-/// process has no key left.
-private let currentTokenKey: pthread_key_t? = {
-    var key = pthread_key_t()
-    return pthread_key_create(&key, nil) == 0 ? key : nil
-}()
+    /// Where ``current`` is kept.
+    private static let currentSlot = ThreadSlot<CancellationToken>()
+}

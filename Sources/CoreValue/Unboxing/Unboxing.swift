@@ -146,22 +146,18 @@ extension ManagedValue {
 /// A pthread thread-local: it is read and written twice per unboxed object, and Foundation's
 /// `Thread.threadDictionary` (a dictionary of boxed values per thread) cost several microseconds each time.
 enum EphemeralUnboxing {
-    /// A process-wide key made once and never deleted (the value is an integer, nothing to free); `nil` if
-    /// the system had no key left, and then the thread dictionary serves.
-    private static let key: pthread_key_t? = {
-        var key = pthread_key_t()
-        return pthread_key_create(&key, nil) == 0 ? key : nil
-    }()
+    /// The thread-local count; when the system had no key left, the thread dictionary serves.
+    private static let counter = ThreadCounter()
     private static let fallbackKey = "org.corevalue.ephemeralUnboxingNesting"
 
     static var nesting: Int {
         get {
-            guard let key else { return Thread.current.threadDictionary[fallbackKey] as? Int ?? 0 }
-            return Int(bitPattern: pthread_getspecific(key))
+            guard counter.isAvailable else { return Thread.current.threadDictionary[fallbackKey] as? Int ?? 0 }
+            return counter.value
         }
         set {
-            guard let key else { return Thread.current.threadDictionary[fallbackKey] = newValue }
-            pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue))
+            guard counter.isAvailable else { return Thread.current.threadDictionary[fallbackKey] = newValue }
+            counter.value = newValue
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import CoreValue
 
 /// The threads of a store that run the blocking work of async calls (libpq's calls block until the server
 /// answers), so that no thread of Swift's cooperative pool ever waits on the network.
@@ -19,6 +20,9 @@ final class BlockingExecutor: @unchecked Sendable {
     private var isStopping = false
     private let threadCount: Int
     private let name: String
+
+    /// Marks a thread as one of an executor's (``isCurrent``); the executor outlives its threads' work.
+    fileprivate static let threadSlot = ThreadSlot<BlockingExecutor>()
 
     /// Stack size of each thread: deep struct graphs are walked iteratively, but boxing and unboxing a
     /// nested value recurse a little per level.
@@ -64,7 +68,7 @@ final class BlockingExecutor: @unchecked Sendable {
     }
 
     private func run() {
-        if let key = threadKey { pthread_setspecific(key, Unmanaged.passUnretained(self).toOpaque()) }
+        Self.threadSlot.setForThisThread(self)
         while true {
             condition.lock()
             while head == queue.count && !isStopping {
@@ -99,10 +103,7 @@ final class BlockingExecutor: @unchecked Sendable {
 
 extension BlockingExecutor: TaskExecutor {
     /// Whether the calling thread is one of this executor's.
-    var isCurrent: Bool {
-        guard let key = threadKey else { return false }
-        return pthread_getspecific(key) == Unmanaged.passUnretained(self).toOpaque()
-    }
+    var isCurrent: Bool { Self.threadSlot.holds(self) }
 
     /// Runs a job of a task that prefers this executor (``PostgresStore/taskExecutor``) on one of its threads,
     /// in turn with the blocking work. Once the store is gone and its threads have ended, on Swift's global
@@ -113,10 +114,3 @@ extension BlockingExecutor: TaskExecutor {
         if !accepted { globalConcurrentExecutor.enqueue(job) }
     }
 }
-
-/// The thread-local slot that marks a thread as one of a ``BlockingExecutor``'s (created once, never
-/// deleted); `nil` if the process has no key left (no thread is then known as the executor's).
-private let threadKey: pthread_key_t? = {
-    var key = pthread_key_t()
-    return pthread_key_create(&key, nil) == 0 ? key : nil
-}()
