@@ -22,7 +22,7 @@ import Testing
         var lastThread: Thread? { lock.withLock { threads.last } }
     }
 
-    @Test func aCancelWhileRunningCallsTheHandlerOnceAndLaterOnesNotAtAll() {
+    @Test func aCancelWhileRunningCallsTheHandlerOnceAndOneRegisteredLaterAtOnce() {
         let token = CancellationToken()
         let calls = Calls()
         token.whileRunning(onCancel: { calls.record() }) {
@@ -87,36 +87,53 @@ import Testing
             runnerEnded.signal()
         }
         runner.start()
-        // The body has ended and the handler is still blocked; let it finish only now.
-        bodyEnded.wait()
+        // The body has ended and the handler is still blocked; let it finish only now. (A handler run inline by
+        // `cancel()` would block the body: the first wait then times out and the test fails, without hanging.)
+        #expect(bodyEnded.wait(timeout: .now() + 30) == .success)
         release.signal()
-        runnerEnded.wait()
+        #expect(runnerEnded.wait(timeout: .now() + 30) == .success)
         // `whileRunning` returned after the handler had run, not when its body ended.
         #expect(callsWhenRunnerEnded.value == 1)
         #expect(calls.value == 1)
         #expect(calls.lastThread !== runner)
     }
 
-    /// Tokens share their locks: many tokens on several threads, cancelled from others while their bodies
-    /// run, each handler runs at most once, never after `whileRunning` returned, and nothing hangs.
+    /// Tokens share their locks: many tokens on several threads, each cancelled from another thread at one of
+    /// four moments (before its handler is registered, while its body runs, as its body returns, never), run
+    /// each handler at most once, never after `whileRunning` returned, and nothing hangs.
     @Test func manyTokensCancelledAcrossThreadsRunEachHandlerOnceAndNeverLate() {
+        enum Moment: CaseIterable { case before, during, asItEnds, never }
         final class Record: @unchecked Sendable {
             // @unchecked: `atReturn` is written by the worker before `done` is signalled and read after.
             let token = CancellationToken()
             let calls = Calls()
+            let moment: Moment
+            /// The canceller's go-ahead to the worker (`before`: registration may start; `during`: the body may
+            /// end), and the worker's to the canceller (the body has started).
+            let toWorker = DispatchSemaphore(value: 0)
+            let toCanceller = DispatchSemaphore(value: 0)
             var atReturn = -1
+            var waitedTooLong = false
+            init(_ moment: Moment) { self.moment = moment }
+            func wait(_ semaphore: DispatchSemaphore) {
+                if semaphore.wait(timeout: .now() + 30) == .timedOut { waitedTooLong = true }
+            }
         }
         let workers = 4
-        let perWorker = 400
-        let records = (0..<(workers * perWorker)).map { _ in Record() }
+        let perWorker = 200
+        let records = (0..<(workers * perWorker)).map { Record(Moment.allCases[$0 % Moment.allCases.count]) }
         let done = DispatchGroup()
         for worker in 0..<workers {
             done.enter()
             Thread {
                 for index in stride(from: worker, to: records.count, by: workers) {
                     let record = records[index]
+                    if record.moment == .before { record.wait(record.toWorker) }
                     let handler: @Sendable () -> Void = { record.calls.record() }
-                    let body = { for _ in 0..<(index % 7) * 50 { _ = record.token.isCancelled } }
+                    let body = {
+                        record.toCanceller.signal()
+                        if record.moment == .during { record.wait(record.toWorker) }
+                    }
                     if index % 2 == 0 {
                         record.token.whileRunning(onCancel: handler, body)
                     } else {
@@ -127,22 +144,39 @@ import Testing
                 done.leave()
             }.start()
         }
-        // Two cancellers over every token, from both ends, while the workers run.
-        for reversed in [false, true] {
-            done.enter()
-            Thread {
-                for record in reversed ? records.reversed() : records where record.calls.value == 0 {
+        // One canceller, in order: each worker waits only on its own current record, so none waits forever.
+        done.enter()
+        Thread {
+            for record in records {
+                switch record.moment {
+                case .before:
                     record.token.cancel()
+                    record.toWorker.signal()
+                    record.wait(record.toCanceller)
+                case .during:
+                    record.wait(record.toCanceller)
+                    record.token.cancel()
+                    record.toWorker.signal()
+                case .asItEnds:
+                    record.wait(record.toCanceller)
+                    record.token.cancel()
+                case .never:
+                    record.wait(record.toCanceller)
                 }
-                done.leave()
-            }.start()
-        }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+            }
+            done.leave()
+        }.start()
+        #expect(done.wait(timeout: .now() + 120) == .success)
         for record in records {
-            // Cancelled before, during or after its body: at most one call, and none after the body's end.
+            #expect(!record.waitedTooLong)
+            // At most one call, and none after the body's end.
             #expect(record.calls.value <= 1)
             #expect(record.calls.value == record.atReturn)
-            #expect(record.token.isCancelled)
+            switch record.moment {
+            case .before, .during: #expect(record.atReturn == 1)
+            case .asItEnds: break  // before or after the unregistering: either is right
+            case .never: #expect(record.atReturn == 0)
+            }
         }
     }
 }

@@ -30,9 +30,11 @@ import Foundation
     /// sections are a few loads and stores, and a token waits on its lock only while a cancel handler runs.
     private static let locks = (0..<16).map { _ in NSCondition() }
 
-    /// This token's lock: objects are 16-byte aligned, so the address's bits above those pick it.
+    /// This token's lock, picked by its address: objects are 16-byte aligned and tokens made one after another
+    /// sit 96 bytes apart, so bits above the fourth are mixed in as well (alone, they reached 8 of the 16).
     private var lock: NSCondition {
-        Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
+        let address = UInt(bitPattern: ObjectIdentifier(self))
+        return Self.locks[Int((address >> 4 ^ address >> 8 ^ address >> 12) & 15)]
     }
 
     /// A token that is not cancelled.
@@ -81,7 +83,9 @@ import Foundation
 
     /// ``whileRunning(onCancel:_:)`` for a handler that blocks (a cancel request sent to a server, which
     /// connects to it and waits for its answer): it runs on a thread of its own, never on the thread that
-    /// cancels (often one of Swift's cooperative pool); `body`'s end waits for it as well.
+    /// cancels (often one of Swift's cooperative pool); `body`'s end waits for it as well. On a token already
+    /// cancelled the handler is started before `body` and runs beside it (a store checks the token before each
+    /// statement, so such a body sends none).
     public func whileRunning<T>(onCancelBlocking: @escaping @Sendable () -> Void, _ body: () throws -> T) rethrows
         -> T
     {

@@ -35,8 +35,9 @@ package struct ThreadSlot<Object: AnyObject>: Sendable {
     /// Whether this thread's slot holds `object` (compared by identity).
     package func holds(_ object: Object) -> Bool {
         guard let key else { return false }
-        // Typed as an optional: pthread's imported pointer is implicitly unwrapped, and `==`
-        // against a non-optional pointer would unwrap an empty slot and trap.
+        // Typed as an optional and compared as the same pointer type: `pthread_getspecific`'s result is
+        // implicitly unwrapped, and converting it to another pointer type for `==` unwraps it, which traps on
+        // an empty slot.
         let held: UnsafeMutableRawPointer? = pthread_getspecific(key)
         return held == Unmanaged.passUnretained(object).toOpaque()
     }

@@ -229,6 +229,7 @@ package final class Connection {
         self.handle = nil
         preparedStatements = [:]
         statementCache.removeAll()
+        canceller = nil
         PQfinish(handle)
     }
 

@@ -41,7 +41,8 @@ extension Connection {
     /// - Throws: ``LibPQError`` `.connectionClosed`, or `.connectionLost` when the connection is broken.
     package func makeCanceller() throws -> QueryCanceller {
         let handle = try requireHandle()
-        if let canceller { return canceller }
+        // A connection whose server went away gets no canceller, kept or not (`PQgetCancel` fails then).
+        if let canceller, PQstatus(handle) != CONNECTION_BAD { return canceller }
         guard let cancel = PQgetCancel(handle) else { throw clientError(handle, "creating a cancel handle") }
         let made = QueryCanceller(taking: cancel)
         canceller = made
