@@ -9,7 +9,7 @@ BENCH_LINK ?= static
 BENCH_BUILD = $(SWIFT) build -c release --product corevalue-bench $(if $(filter static,$(BENCH_LINK)),--static-swift-stdlib,)
 DEMO_SCHEMA ?= corevalue_demo
 
-.PHONY: all build deps run test test-pg18 test-ha test-faults check lint strict-build checked-build exclusivity bench db-up db-down db-url migrate status schema format docs clean
+.PHONY: all build deps run test test-pg18 test-ha test-faults check lint unsafe strict-build checked-build exclusivity bench db-up db-down db-url migrate status schema format docs clean
 
 all: build
 
@@ -77,10 +77,11 @@ test-ha: deps
 test-faults: deps
 	@scripts/test-faults.sh
 
-# The checks CI runs after the tests: the format (strict), the list of unchecked properties and the proof of
-# the hot ones (exclusivity), a build with warnings as errors that checks every access at run time again, with
-# the behaviour suite run on it (checked-build), and both DocC catalogs with warnings as errors.
-check: lint exclusivity checked-build
+# The checks CI runs after the tests: the format (strict), unsafe code only in its rooms (unsafe), the list of
+# unchecked properties and the proof of the hot ones (exclusivity), a build with warnings as errors that checks
+# every access at run time again, with the behaviour suite run on it (checked-build), and both DocC catalogs
+# with warnings as errors.
+check: lint unsafe exclusivity checked-build
 	@$(MAKE) --no-print-directory docs DOCC_FLAGS=--warnings-as-errors
 
 lint:
@@ -98,6 +99,11 @@ checked-build: deps
 # properties that do carry it are exactly the ones listed in the script.
 exclusivity: deps
 	scripts/check-exclusivity.sh
+
+# Unsafe pointers, Unmanaged, unchecked casts and the reflection SPI only in Sources/CoreValue/Unsafe,
+# CoreValuePostgres/Driver and LibPQ; every @unchecked Sendable with its reason (scripts/check-unsafe.sh).
+unsafe:
+	scripts/check-unsafe.sh
 
 # The benchmark (release build, linked as BENCH_LINK says) at N=$(BENCH_N) against the local cluster or
 # $DATABASE_URL. The binary stays in the release bin path for ../shared/bench's compare.sh and requests.sh.

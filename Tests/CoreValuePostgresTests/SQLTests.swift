@@ -50,6 +50,18 @@ import Testing
                 + "TO STDOUT (FORMAT binary)")
     }
 
+    @Test func aCopyWritesEveryIntegerAsItsDecimalDigits() {
+        var numbers: [Int64] = [.min, .max, -1, 0, 1, 9, 10, -10, 99, 100]
+        for power in 1...18 {
+            let magnitude = (0..<power).reduce(Int64(1)) { value, _ in value * 10 }
+            numbers += [magnitude - 1, magnitude, magnitude + 1, -magnitude, Int64.random(in: -magnitude...magnitude)]
+        }
+        for number in numbers {
+            let sql: SQL = "SELECT \(bind: .int64(number))"
+            #expect(sql.binaryCopyText == "COPY (SELECT ('\(number)'::bigint)) TO STDOUT (FORMAT binary)")
+        }
+    }
+
     @Test func aCopyIsNotWrittenForTextOrOtherValues() {
         let hostile = "x'); DROP TABLE t; --"
         for bind: SQLBind in [

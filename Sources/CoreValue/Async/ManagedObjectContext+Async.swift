@@ -4,7 +4,7 @@
 /// type an async call touched (this box, its result, the continuation) cost a lookup in the runtime's
 /// metadata cache per call, nine per call in all, about 3,000 instructions (BENCHMARKS.md, twelfth round).
 private final class BlockingWork: @unchecked Sendable {
-    // Touched by the store's thread only, while the task that made it is suspended.
+    // @unchecked: `body` is touched by the store's thread only, while the task that made it is suspended.
     private var body: (() throws -> Any)?
 
     init(_ body: @escaping () throws -> Any) { self.body = body }
@@ -21,6 +21,8 @@ private final class BlockingWork: @unchecked Sendable {
 
 /// What the store's thread hands back to the suspended task.
 private struct BlockingOutcome: @unchecked Sendable {
+    // @unchecked: the value is handed over once, from the store's thread to the task that waited for it, and
+    // never touched by that thread again (the work's own result, which the context's confinement covers).
     let value: Any
 }
 

@@ -36,14 +36,14 @@ package final class LayoutCache {
         /// The attribute's position in the entity's layout.
         let position: Int
         /// Reads the field from a pointer to the struct; `nil` when its declared type has no typed reader.
-        let read: ((UnsafeRawPointer) -> AttributeValue)?
+        let read: StructFields.Read?
         /// Whether ``read`` returns values of the attribute's type (or null) only, which need no conversion.
         let isExact: Bool
         /// The field's key path (a `PartialKeyPath` of the struct's type), for the general path.
         let keyPath: AnyKeyPath
 
         init(
-            attribute: Attribute, position: Int, read: ((UnsafeRawPointer) -> AttributeValue)?, isExact: Bool,
+            attribute: Attribute, position: Int, read: StructFields.Read?, isExact: Bool,
             keyPath: AnyKeyPath
         ) {
             self.attribute = attribute
@@ -124,7 +124,7 @@ package final class LayoutCache {
     /// the `KeyPathPlan<T>` it is: only a `KeyPathPlan<T>` is ever kept under `T`'s identifier, so no checked
     /// cast (through the plan's generic metadata) is needed.
     static func keptPlan<T>(_ plan: AnyObject, of type: T.Type) -> KeyPathPlan<T> {
-        unsafeDowncast(plan, to: KeyPathPlan<T>.self)
+        Unchecked.downcast(plan, to: KeyPathPlan<T>.self)
     }
 
     /// The key-path plan (or ``Unavailable``) this cache keeps for a type, wherever it keeps it.

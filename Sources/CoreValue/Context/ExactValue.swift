@@ -22,11 +22,11 @@ package struct ExactValue: Hashable, Sendable {
     }
 
     package func hash(into hasher: inout Hasher) {
-        guard case .string(var text) = value else {
+        guard case .string(let text) = value else {
             hasher.combine(value)
             return
         }
         hasher.combine(text.utf8.count)
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        Unchecked.hashUTF8(text, into: &hasher)
     }
 }

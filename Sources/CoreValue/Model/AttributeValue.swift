@@ -115,7 +115,8 @@ extension AttributeValue {
         case .bool(let value): hasher.combine(6 as UInt8); hasher.combine(value)
         case .string(let value):
             hasher.combine(7 as UInt8)
-            Self.hashUTF8(value, into: &hasher)
+            // By its bytes, as `==` compares text (`sameUTF8(_:_:)`).
+            Unchecked.hashUTF8(value, into: &hasher)
         case .data(let value): hasher.combine(8 as UInt8); hasher.combine(value)
         case .date(let value): hasher.combine(9 as UInt8); hasher.combine(value)
         case .decimal(let value):
@@ -124,13 +125,7 @@ extension AttributeValue {
         case .uuid(let value): hasher.combine(11 as UInt8); hasher.combine(value)
         case .uri(let value):
             hasher.combine(12 as UInt8)
-            Self.hashUTF8(value.absoluteString, into: &hasher)
+            Unchecked.hashUTF8(value.absoluteString, into: &hasher)
         }
-    }
-
-    /// Hashes text by its UTF-8 bytes, as ``==(_:_:)`` compares it (``sameUTF8(_:_:)``).
-    private static func hashUTF8(_ text: String, into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

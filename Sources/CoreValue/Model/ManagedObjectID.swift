@@ -4,6 +4,7 @@ import Foundation
 /// of drawing a random UUID for every inserted object).
 private enum TemporaryKeys {
     private final class Counter: @unchecked Sendable {
+        // @unchecked: `next` is read and written under `lock`.
         let lock = NSLock()
         var next: UInt64 = 0
         let prefix = UUID().uuid
@@ -16,13 +17,14 @@ private enum TemporaryKeys {
         let number = counter.next
         counter.next &+= 1
         counter.lock.unlock()
-        var bytes = counter.prefix
-        withUnsafeMutableBytes(of: &bytes) { buffer in
-            withUnsafeBytes(of: number.bigEndian) { source in
-                for offset in 0..<8 { buffer[8 + offset] = source[offset] }
-            }
-        }
-        return UUID(uuid: bytes)
+        // The prefix's first 8 bytes, then the counter's, big-endian.
+        let p = counter.prefix
+        func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: number >> shift) }
+        return UUID(
+            uuid: (
+                p.0, p.1, p.2, p.3, p.4, p.5, p.6, p.7, byte(56), byte(48), byte(40), byte(32), byte(24), byte(16),
+                byte(8), byte(0)
+            ))
     }
 }
 

@@ -51,22 +51,17 @@ extension ModelIndexSharing where Self: StoreRefinements {
 /// Boxing plans (``LayoutCache``'s key-path plans, or its marker for a type without one) by struct type,
 /// shared by the contexts of one ``ModelIndex``. A plan is immutable once built and refers only to that
 /// index's entities; a context keeps the plans it used in its own cache and comes here only on a miss.
-package final class SharedPlans: @unchecked Sendable {
-    private let lock = NSLock()
-    private var plans: [ObjectIdentifier: AnyObject] = [:]
+package final class SharedPlans: Sendable {
+    private let plans = LockedTable<ObjectIdentifier, AnyObject>()
 
     /// The plan built for a type, if any context built one.
     package func plan(for type: ObjectIdentifier) -> AnyObject? {
-        lock.lock()
-        defer { lock.unlock() }
-        return plans[type]
+        plans[type]
     }
 
     /// Keeps a plan for the other contexts; the first one kept for a type stays.
     package func keep(_ plan: AnyObject, for type: ObjectIdentifier) {
-        lock.lock()
-        defer { lock.unlock() }
-        if plans[type] == nil { plans[type] = plan }
+        _ = plans.keep(plan, for: type)
     }
 }
 
@@ -146,18 +141,13 @@ package final class EntityIndex: Sendable {
         self.destinationKinds = destinationKinds
     }
 
-    private static let slotLock = NSLock()
-    // Guarded by `slotLock`. One entry per entity name a process builds a model with; never emptied, so that
-    // an entity keeps its slot across models. Bounded as the interned layouts are (see `AttributeLayout`).
-    nonisolated(unsafe) private static var slots: [String: Int32] = [:]
+    // One entry per entity name a process builds a model with, numbered in the order first seen; never
+    // emptied, so that an entity keeps its slot across models. Bounded as the interned layouts are (see
+    // `AttributeLayout`).
+    private static let slots = LockedTable<String, Int32>()
 
     private static func slot(_ name: String) -> Int32 {
-        slotLock.withLock {
-            if let slot = slots[name] { return slot }
-            let slot = Int32(truncatingIfNeeded: slots.count)
-            slots[name] = slot
-            return slot
-        }
+        slots.value(for: name) { count in Int32(truncatingIfNeeded: count) }
     }
 
     /// Whether objects of `entityName` may be held by `relationship` of this entity: whether it is a

@@ -132,7 +132,8 @@ package enum ValueOrder {
         case (.date(let a), .date(let b)): return sign(a, b)
         case (.decimal(let a), .decimal(let b)): return sign(a, b)
         case (.uuid(let a), .uuid(let b)):
-            return withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in bytes(x, y) } }
+            let (x, y) = (halves(a), halves(b))
+            return x.0 != y.0 ? sign(x.0, y.0) : sign(x.1, y.1)
         case (.uri(let a), .uri(let b)): return bytes(a.absoluteString.utf8, b.absoluteString.utf8)
         default: return nil
         }
@@ -162,6 +163,17 @@ package enum ValueOrder {
     }
 
     private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+
+    /// A UUID's 16 bytes as two big-endian words: compared first to last, they order as the bytes do (the
+    /// server's `uuid` order).
+    private static func halves(_ value: UUID) -> (UInt64, UInt64) {
+        let u = value.uuid
+        func word(_ b: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)) -> UInt64 {
+            let high = UInt64(b.0) << 56 | UInt64(b.1) << 48 | UInt64(b.2) << 40 | UInt64(b.3) << 32
+            return high | UInt64(b.4) << 24 | UInt64(b.5) << 16 | UInt64(b.6) << 8 | UInt64(b.7)
+        }
+        return (word((u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7)), word((u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15)))
+    }
 
     /// Byte order, shorter first on a common prefix; reads both sequences in place (sorting calls this
     /// O(n log n) times, so no copies).

@@ -33,20 +33,14 @@ import Foundation
     /// per fetched row and per change).
     static func shared(_ entity: Entity) -> AttributeLayout {
         let names = entity.attributes.map(\.name)
-        return internLock.withLock {
-            if let layout = interned[names] { return layout }
-            let layout = AttributeLayout(names: names)
-            interned[names] = layout
-            return layout
-        }
+        return interned.value(for: names) { _ in AttributeLayout(names: names) }
     }
 
-    private static let internLock = NSLock()
-    // Guarded by `internLock`. One entry per distinct list of names a process builds a model with; never
-    // emptied, so that layouts stay shared by identity across models and contexts. Bounded by the models a
-    // program declares; a process that made models with ever new attribute names would grow it (a few hundred
-    // bytes per list): none of ours does, and the Modelling article says models are declared, not generated.
-    nonisolated(unsafe) private static var interned: [[String]: AttributeLayout] = [:]
+    // One entry per distinct list of names a process builds a model with; never emptied, so that layouts stay
+    // shared by identity across models and contexts. Bounded by the models a program declares; a process that
+    // made models with ever new attribute names would grow it (a few hundred bytes per list): none of ours
+    // does, and the Modelling article says models are declared, not generated.
+    private static let interned = LockedTable<[String], AttributeLayout>()
 
     /// The number of names.
     public var count: Int { names.count }

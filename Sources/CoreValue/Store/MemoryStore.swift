@@ -18,6 +18,8 @@ import Foundation
 /// Deleting a row unlinks it everywhere (foreign keys read as `nil`, join rows disappear); the delete rules
 /// `cascade` and `deny` are applied by the context, which loads the related objects first.
 public final class MemoryStore: StoreRefinements, @unchecked Sendable {
+    // @unchecked: `state` and `history` are read and written under `lock` (every call holds it); the rest is
+    // constant.
     /// The model the store was created with.
     public let model: ManagedObjectModel
     let index: ModelIndex

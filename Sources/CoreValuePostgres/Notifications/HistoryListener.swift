@@ -103,6 +103,7 @@ public final class HistoryListener {
 /// A listener handed to the store's threads by ``HistoryTransactions``: one read at a time, each awaited
 /// before the next starts.
 private struct Handover: @unchecked Sendable {
+    // @unchecked: the listener is used by one read at a time, each awaited before the next starts.
     let listener: HistoryListener
 }
 

@@ -89,15 +89,12 @@ enum SQLCopyLiteral {
         if number < 0 { text.append(UInt8(ascii: "-")) }
         // The magnitude as unsigned, so that Int64.min has one.
         var magnitude = number.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { text.append(buffer[index]) }
-        }
+        // Least significant first, then turned around in place: no buffer of its own.
+        let start = text.endIndex
+        repeat {
+            text.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        text[start...].reverse()
     }
 }

@@ -4,20 +4,33 @@ import Foundation
 /// The stored properties of a struct type, with a key path to each: how boxing reads fields without a
 /// `Mirror` per value.
 ///
-/// This file is boxing's one room for unsafe reads: field offsets, raw pointers to a struct, and the standard
-/// library's `_forEachFieldWithKeyPath(of:options:)`
-/// (`@_spi(Reflection)`): it lists a type's stored properties in declaration order, each with its
-/// `PartialKeyPath`, once per type. Where it cannot (a type the runtime does not describe), boxing falls back
-/// to `Mirror` (see ``LayoutCache/Reflection``); the boxing tests run both ways.
+/// This file is the library's one room for reflection and raw reads: field offsets, raw pointers to a struct,
+/// and the standard library's `_forEachFieldWithKeyPath(of:options:)` (`@_spi(Reflection)`): it lists a type's
+/// stored properties in declaration order, each with its `PartialKeyPath`, once per type. Where it cannot (a
+/// type the runtime does not describe), boxing falls back to `Mirror` (see ``LayoutCache/Reflection``); the
+/// boxing tests run both ways.
 enum StructFields {
+    /// Reads one field from a pointer to its struct (made by ``KeyPathReader`` or ``StandardFieldReaders``,
+    /// called inside ``withAddress(of:_:)``).
+    typealias Read = (UnsafeRawPointer) -> AttributeValue
+
     /// The stored properties of `type` in declaration order, or `nil` when they cannot be listed.
     static func keyPaths<T>(of type: T.Type) -> [(name: String, keyPath: PartialKeyPath<T>)]? {
+        let (fields, complete) = listedKeyPaths(of: type)
+        return complete ? fields : nil
+    }
+
+    /// The stored properties of `type` that the runtime lists, in declaration order, and whether that is all of
+    /// them (a class, or a type without field metadata, lists none).
+    static func listedKeyPaths<T>(of type: T.Type)
+        -> (fields: [(name: String, keyPath: PartialKeyPath<T>)], complete: Bool)
+    {
         var fields: [(name: String, keyPath: PartialKeyPath<T>)] = []
         let complete = _forEachFieldWithKeyPath(of: type, options: []) { name, keyPath in
             fields.append((String(cString: name), keyPath))
             return true
         }
-        return complete ? fields : nil
+        return (fields, complete)
     }
 
     /// Calls `body` with the address of `value`, valid only inside `body`: where ``KeyPathReader``s read
@@ -37,7 +50,7 @@ enum StructFields {
 /// Reads one field through a typed key path: `T.field` as an attribute value, without an existential.
 struct KeyPathReader<T> {
     /// Reads the field from a pointer to a `T`.
-    let read: (UnsafeRawPointer) -> AttributeValue
+    let read: StructFields.Read
     /// The attribute type every non-null value read has, when the field's declared type says so (its
     /// `attributeType`): a value of the attribute's own type needs no conversion.
     let valueType: AttributeType?
@@ -66,7 +79,7 @@ struct KeyPathReader<T> {
     }
 
     private static func plain<V: AttributeValueConvertible>(_ keyPath: PartialKeyPath<T>, _: V.Type)
-        -> ((UnsafeRawPointer) -> AttributeValue)?
+        -> StructFields.Read?
     {
         guard let typed = keyPath as? KeyPath<T, V> else { return nil }
         // A stored property has a fixed offset in the struct: reading it there skips the key path's generic
@@ -84,7 +97,7 @@ struct KeyPathReader<T> {
     /// A reader of a `V?` field, generic over the optional type itself: its metadata comes with the reader
     /// rather than being looked up as `Optional<V>` on every read.
     private static func optional<W: _OptionalAttributeValue>(_ keyPath: PartialKeyPath<T>, _: W.Type)
-        -> ((UnsafeRawPointer) -> AttributeValue)?
+        -> StructFields.Read?
     {
         guard let typed = keyPath as? KeyPath<T, W> else { return nil }
         if let offset = MemoryLayout<T>.offset(of: typed) {
@@ -115,7 +128,7 @@ extension Optional: _OptionalAttributeValue where Wrapped: AttributeValueConvert
 /// Outside the generic `KeyPathReader<T>`, so that each call below, with its type written out, is
 /// specialized: helpers generic over the struct type as well left their readers unspecialized.
 enum StandardFieldReaders {
-    typealias Reader = (read: (UnsafeRawPointer) -> AttributeValue, type: AttributeType)
+    typealias Reader = (read: StructFields.Read, type: AttributeType)
 
     /// The reader of a field of declared type `type` at `offset`; `nil` for any other type.
     static func reader(for type: Any.Type, at offset: Int) -> Reader? {
