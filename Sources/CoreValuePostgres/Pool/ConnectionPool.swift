@@ -147,14 +147,20 @@ package final class ConnectionPool: @unchecked Sendable {
         }
         // None of the idle connections has expired now (the expired ones were just retired).
         while let connection = idle.popLast() {
+            // Checked outside the lock: the connection is this caller's alone once it left `idle`, and the
+            // check is a system call. Under the lock, every other thread's checkout and return waited for it
+            // (with 8 threads on 2 cores, about two futex calls per checkout: BENCHMARKS.md, thirteenth round).
+            condition.unlock()
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend (and
             // the EOF behind it: `isUsable` reads twice when something was waiting).
-            if connection.isUsable {
-                condition.unlock()
-                return connection
-            }
+            if connection.isUsable { return connection }
+            condition.lock()
             open -= 1
             dead.append(connection)
+            guard !closed else {
+                condition.unlock()
+                throw PostgresStoreError(.poolClosed, "the connection pool is closed")
+            }
         }
         open += 1
         // Dropping dead connections may have freed more than the slot just taken.
@@ -216,8 +222,9 @@ package final class ConnectionPool: @unchecked Sendable {
         // A lost connection (server restart, failover, terminated backends) usually means the idle ones are
         // stale too; drop them rather than let the next callers find out one retry at a time.
         let stale = broken ? takeIdle() : []
-        if stale.isEmpty { condition.signal() } else { condition.broadcast() }
         condition.unlock()
+        // After the lock is released, so that a woken waiter does not block on it at once; it rechecks.
+        if stale.isEmpty { condition.signal() } else { condition.broadcast() }
         // Events are sent outside the lock: a handler may call into the store.
         if !reusable { events.send(StoreEvent(kind: .connectionDiscarded)) }
         for _ in stale { events.send(StoreEvent(kind: .connectionDiscarded)) }

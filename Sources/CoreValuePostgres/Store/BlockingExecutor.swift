@@ -51,8 +51,11 @@ final class BlockingExecutor: @unchecked Sendable {
         let startThread = !isStopping && started < threadCount && waiting > idle
         if startThread { started += 1 }
         let number = started
-        condition.signal()
+        let wakes = idle > 0
         condition.unlock()
+        // After the lock is released: a thread woken while it was held would wait for it again at once (a
+        // futex call and a context switch more per handoff); it rechecks the queue under the lock anyway.
+        if wakes { condition.signal() }
         if startThread { start(number: number) }
         return true
     }
