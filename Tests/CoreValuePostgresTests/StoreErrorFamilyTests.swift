@@ -9,6 +9,18 @@ import Testing
 /// `PostgresStoreError` of the documented code with the original error as `underlying` (a lost `COMMIT`
 /// reply: `ScriptedFailureTests`).
 @Suite struct StoreErrorFamilyTests {
+    @Test func everyPublicErrorIsDescribedByItsLocalizedDescription() {
+        let errors: [any Error & CustomStringConvertible] = [
+            PostgresStoreError(.poolTimeout, "no connection became free within 5 seconds"),
+            LibPQError(.connectionFailed, "could not connect to 127.0.0.1:1"),
+            DatabaseError(fields: ["C": "23505", "M": "duplicate key value violates unique constraint", "S": "ERROR"]),
+        ]
+        for error in errors {
+            #expect(error.localizedDescription == error.description)
+            #expect(!error.localizedDescription.contains("could not be completed"))
+        }
+    }
+
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
         let failure: @Sendable () -> any Error

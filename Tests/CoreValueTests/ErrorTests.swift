@@ -5,6 +5,13 @@ import Testing
 
 /// `CVManagedStructError` is a struct with a code; the original CoreValue's cases read the same.
 @Suite struct ErrorTests {
+    @Test func localizedDescriptionIsTheDescription() {
+        let error: any Error = CVManagedStructError.conflict(entity: "Account", message: "changed by another writer")
+        #expect(error.localizedDescription == String(describing: error))
+        #expect(error.localizedDescription.contains("Account"))
+        #expect(error.localizedDescription.contains("changed by another writer"))
+    }
+
     @Test func kindsMatchInCatchAndSwitchAndCarryTheirFields() {
         let error: any Error = CVManagedStructError.typeMismatch(
             entity: "Car", key: "doors", expected: "int32", found: "string")

@@ -1,0 +1,8 @@
+import Foundation
+
+/// `localizedDescription` is the error's `description`, not Foundation's generic "The operation could not be
+/// completed".
+extension DatabaseError: LocalizedError {
+    /// The error's `description`.
+    public var errorDescription: String? { description }
+}
