@@ -124,12 +124,12 @@ package enum ValueOrder {
         case (.int16(let a), .int16(let b)): return sign(a, b)
         case (.int32(let a), .int32(let b)): return sign(a, b)
         case (.int64(let a), .int64(let b)): return sign(a, b)
-        case (.double(let a), .double(let b)): return sign(a, b)
-        case (.float(let a), .float(let b)): return sign(a, b)
+        case (.double(let a), .double(let b)): return floatingOrder(a, b)
+        case (.float(let a), .float(let b)): return floatingOrder(a, b)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
         case (.string(let a), .string(let b)): return bytes(a.utf8, b.utf8)
         case (.data(let a), .data(let b)): return bytes(a, b)
-        case (.date(let a), .date(let b)): return sign(a, b)
+        case (.date(let a), .date(let b)): return sign(microseconds(a), microseconds(b))
         case (.decimal(let a), .decimal(let b)): return sign(a, b)
         case (.uuid(let a), .uuid(let b)):
             let (x, y) = (halves(a), halves(b))
@@ -163,6 +163,25 @@ package enum ValueOrder {
     }
 
     private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+
+    /// A date as `timestamptz` keeps it, to the nearest microsecond (as `MemoryStore` stores it): an operand
+    /// with finer digits (a `Date()` taken now) compares as the server compares it once bound, so `== date`
+    /// finds the row saved with that date on both stores.
+    private static func microseconds(_ date: Date) -> Double {
+        (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+    }
+
+    /// PostgreSQL's order of `float8` and `float4`: NaN equals NaN and is greater than every other value
+    /// (infinity included), so `== NaN` finds the NaNs, sorting puts them last and `max` is NaN. Swift's `<`
+    /// and `==` are false for NaN either way, which left no order at all (a sort that changed between runs).
+    private static func floatingOrder<F: FloatingPoint>(_ a: F, _ b: F) -> Int {
+        switch (a.isNaN, b.isNaN) {
+        case (true, true): return 0
+        case (true, false): return 1
+        case (false, true): return -1
+        case (false, false): return sign(a, b)
+        }
+    }
 
     /// A UUID's 16 bytes as two big-endian words: compared first to last, they order as the bytes do (the
     /// server's `uuid` order).

@@ -24,15 +24,23 @@ extension MemoryStore {
         }
     }
 
-    /// The rule this store adds to a change set's resolution: dates kept as PostgreSQL keeps them (see
+    /// The rules this store adds to a change set's resolution: dates kept as PostgreSQL keeps them (see
     /// ``ChangeWriter/storedPrecision(_:)``), so a struct that round-trips through `MemoryStore` compares as
-    /// it would through `PostgresStore`.
+    /// it would through `PostgresStore`; and what PostgreSQL cannot keep refused as `PostgresStore` refuses it
+    /// (``StorableValues``).
     static let valueRules = [
         ValueRule(.date) { value, _, _ in
             let stored = ChangeWriter.storedPrecision(value)
             return stored == value ? nil : stored
-        }
+        },
+        ValueRule(.string, refuseUnstorable), ValueRule(.decimal, refuseUnstorable),
     ]
+
+    private static let refuseUnstorable: ValueRule.Apply = { value, entity, position in
+        guard let problem = StorableValues.problem(value) else { return nil }
+        throw CVManagedStructError(
+            .structValueError, entity: entity.name, key: entity.layout.names[position], message: problem)
+    }
 }
 
 /// The steps of one ``MemoryStore/apply(_:)`` on the locked state.

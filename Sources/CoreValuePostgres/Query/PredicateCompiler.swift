@@ -83,7 +83,7 @@ struct PredicateCompiler {
                     entity: entity.name, key: key, expected: AttributeType.string.rawValue,
                     found: attribute.type.rawValue)
             }
-            try ValueCoercion.checkText(operand, entity: entity.name, key: key)
+            try ValueCoercion.checkStorable(.string(operand), entity: entity.name, key: key)
             try CVPredicate.checkLikePattern(match, operand, entity: entity.name, key: key)
             let pattern: String
             switch match {

@@ -61,9 +61,7 @@ extension PostgresStore {
             return attribute
         }
         // Refused as a part's value would be, before the probe sends it.
-        if let upserts, case .string(let text) = upserts.lowest {
-            try ValueCoercion.checkText(text, entity: upserts.entityName, key: upserts.key)
-        }
+        if let upserts { try ValueCoercion.checkStorable(upserts.lowest, entity: upserts.entityName, key: upserts.key) }
         // Plain inserts are tried until an attempt finds one of its identifiers taken.
         var mayInsertNew = key != nil
         return try withoutActuallyEscaping(produce) { produce in

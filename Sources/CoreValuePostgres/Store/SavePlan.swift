@@ -77,15 +77,14 @@ struct SavePlan {
         if !changes.changes.relationships.isEmpty { planLinks(changes) }
     }
 
-    /// The rules PostgreSQL adds to a change set's resolution: text cannot hold a NUL character.
-    static let valueRules = [
-        ValueRule(.string) { value, entity, position in
-            if case .string(let text) = value {
-                try ValueCoercion.checkText(text, entity: entity.name, key: entity.layout.names[position])
-            }
-            return nil
-        }
-    ]
+    /// The rules PostgreSQL adds to a change set's resolution: what it cannot keep (``StorableValues``: text
+    /// with a NUL character, a Decimal NaN) is refused before anything is sent.
+    static let valueRules = [ValueRule(.string, refuseUnstorable), ValueRule(.decimal, refuseUnstorable)]
+
+    private static let refuseUnstorable: ValueRule.Apply = { value, entity, position in
+        try ValueCoercion.checkStorable(value, entity: entity.name, key: entity.layout.names[position])
+        return nil
+    }
 
     private mutating func planInserts(_ resolved: ResolvedChangeSet) {
         var groups: [InsertGroup] = []
