@@ -104,14 +104,14 @@ extension BoxingPersistentStruct {
             let unboxing = Self.self as? any UnboxingStruct.Type,
             let saved = try? unboxing.fromObject(object) as? Self, saved.objectID == object.objectID
         else {
-            objectID = object.objectID
+            objectID = object.objectID.read(at: object.version)
             return
         }
         let builder = RecordBuilder(entity: { try context.index.entity($0) }, layouts: context.layouts)
         guard let mine = boxed ?? (try? builder.record(for: self)), let theirs = try? builder.record(for: saved),
             mine.hasSameContent(as: theirs)
         else {
-            objectID = object.objectID
+            objectID = object.objectID.read(at: object.version)
             return
         }
         self = saved

@@ -10,6 +10,8 @@ final class UndoLog {
         case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
         case links(ManagedObject, String, links: [Link]?, original: [Link]?)
         case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?, relationships: Set<String>)
+        /// The version an object was read at, before boxing set the one its struct was read at.
+        case version(ManagedObject, Int64?)
 
         /// The attribute or relationship the entry keeps the first value of; `nil` for the others.
         var touched: Touched? {
@@ -18,7 +20,7 @@ final class UndoLog {
                 Touched(object: ObjectIdentifier(object), key: key, isLink: false)
             case .links(let object, let key, _, _):
                 Touched(object: ObjectIdentifier(object), key: key, isLink: true)
-            case .identifiedByValue: nil
+            case .identifiedByValue, .version: nil
             }
         }
     }
@@ -78,6 +80,11 @@ final class UndoLog {
         return inserted
     }
 
+    /// Records the version an object was read at before the operation sets another.
+    func recordVersion(_ object: ManagedObject) {
+        entries.append(.version(object, object.version))
+    }
+
     /// Records whether an object was identified by value before the operation set it.
     func recordIdentifiedByValue(_ object: ManagedObject) {
         guard !object.isIdentifiedByValue else {
@@ -130,6 +137,8 @@ extension ManagedObjectContext {
                 object.isIdentifiedByValue = flag
                 object.identifiedAttributes = attributes
                 object.identifiedRelationships = relationships
+            case .version(let object, let version):
+                object.version = version
             }
         }
         for victim in log.victims.reversed() where victim.isDeletedFlag {

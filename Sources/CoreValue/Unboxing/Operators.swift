@@ -125,7 +125,8 @@ func unboxSource(_ object: ManagedObject, _ key: String, _ type: Any.Type) throw
         // An ephemeral object is never stored: a struct read from it has no objectID, and saving it inserts.
         // (An object whose context is gone keeps a permanent ID: it still names a stored row.)
         guard object.managedObjectContext != nil || !object.objectID.isTemporary else { return nil }
-        return .objectID(object.objectID)
+        // With the version the row was read at: a save through another context is checked against it.
+        return .objectID(object.objectID.read(at: object.version))
     }
     // An object's values hold every attribute of its entity (nulls included) and nothing else: one lookup.
     if let position = attributePosition(object, key) {
