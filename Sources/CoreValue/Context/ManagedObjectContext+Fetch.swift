@@ -65,9 +65,16 @@ extension ManagedObjectContext {
                 results.removeAll()
                 fresh = false
             case .rows(let rows):
+                // An async call cancelled while its rows arrive stops here rather than unboxing them all
+                // (the store stops reading as the error passes through it); a synchronous call has no token.
+                let token = CancellationToken.current
+                try token?.checkCancellation()
                 let objects = try register(rows, of: info, fresh: fresh)
                 results.reserveGrowing(results.count + objects.count)
-                for object in objects { results.append(try transform(object)) }
+                for (offset, object) in objects.enumerated() {
+                    if let token, offset & 1023 == 1023 { try token.checkCancellation() }
+                    results.append(try transform(object))
+                }
             }
         }
         return results
