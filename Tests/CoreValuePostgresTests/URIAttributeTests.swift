@@ -92,6 +92,23 @@ import Testing
         }
     }
 
+    /// A URL relative to a base is stored as its absolute string and read back as that URL, on either store.
+    @Test func aRelativeURLComesBackAbsoluteFromBothStores() throws {
+        let relative = try #require(URL(string: "page?x=1", relativeTo: try Self.url("https://base.example/dir/")))
+        let absolute = try Self.url("https://base.example/dir/page?x=1")
+        func exercise(_ store: any Store) throws {
+            let bookmark = Bookmark(url: relative, mirror: relative, title: "relative")
+            try bookmark.save(ManagedObjectContext(store: store))
+            let read: [Bookmark] = try Bookmark.query(ManagedObjectContext(store: store), predicate: nil)
+            #expect(read.map(\.url) == [absolute])
+            #expect(read.first?.mirror == absolute)
+            #expect(read.first?.url.baseURL == nil)
+        }
+        try exercise(MemoryStore(model: try Self.model()))
+        guard TestDatabase.isAvailable(#function) else { return }
+        try TestSchema.with(model: try Self.model()) { schema in try exercise(schema.store) }
+    }
+
     @Test func theSchemaPrinterWritesText() throws {
         let ddl = SchemaPrinter(model: try Self.model()).ddl
         // Byte order, as both stores compare URLs (and as text columns are declared).

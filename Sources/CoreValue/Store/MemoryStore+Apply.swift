@@ -34,6 +34,13 @@ extension MemoryStore {
             return stored == value ? nil : stored
         },
         ValueRule(.string, refuseUnstorable), ValueRule(.decimal, refuseUnstorable),
+        // A URL relative to a base is kept as its absolute string, as `PostgresStore` keeps it (and reads it
+        // back): the same URL, without its base.
+        ValueRule(.uri) { value, _, _ in
+            guard case .uri(let url) = value, url.baseURL != nil, let absolute = URL(string: url.absoluteString)
+            else { return nil }
+            return .uri(absolute)
+        },
     ]
 
     private static let refuseUnstorable: ValueRule.Apply = { value, entity, position in
