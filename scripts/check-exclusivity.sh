@@ -30,6 +30,7 @@ unchecked=(
     Sources/CoreValue/Context/ContextTables.swift:upsertAttributes Sources/CoreValue/Context/ContextTables.swift:upsertKey
     Sources/CoreValue/Context/ContextTables.swift:originalAttributes Sources/CoreValue/Context/ContextTables.swift:originalLinks
     Sources/CoreValue/Context/ContextTables.swift:identifiedRelationships Sources/CoreValue/Context/ContextTables.swift:layouts
+    Sources/CoreValue/Context/ContextTables.swift:readVersions
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:closed Sources/CoreValuePostgres/Pool/ConnectionPool.swift:idle
     Sources/CoreValuePostgres/Pool/ConnectionPool.swift:open
     Sources/LibPQ/Connection/Connection+Pipeline.swift:statements
@@ -48,7 +49,8 @@ fi
 properties=(
     ManagedObject.attributes ManagedObject.storedID ManagedObject.nextReadHint ManagedObject.pending
     ManagedObject.version ManagedObject.isIdentifiedByValue ManagedObject.isInsertedFlag
-    ManagedObject.isDeletedFlag ManagedObject.isListedAsChanged ManagedObjectContext.bulkInsert
+    ManagedObject.isDeletedFlag ManagedObject.isListedAsChanged ManagedObject.isVersionFromOwnSave
+    ManagedObjectContext.bulkInsert
 )
 
 sil="$(mktemp)"

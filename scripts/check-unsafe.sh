@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pattern='Unsafe[A-Z]|withUnsafe|unsafeDowncast|unsafeBitCast|Unmanaged|nonisolated\(unsafe\)|_spi\(Reflection\)'
-pattern+='|_forEachField|assumingMemoryBound|fromByteOffset|pthread_(getspecific|setspecific|key_)'
+pattern+='|_forEachField|assumingMemoryBound|fromByteOffset|pthread_(getspecific|setspecific|key_)|withUTF8|baseAddress|memcmp'
 status=0
 outside="$(grep -rnE "$pattern" Sources/CoreValue Sources/CoreValuePostgres --include='*.swift' |
     grep -vE '^Sources/(CoreValue/Unsafe|CoreValuePostgres/Driver)/' || true)"

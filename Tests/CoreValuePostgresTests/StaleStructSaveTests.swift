@@ -115,6 +115,77 @@ import Testing
         #expect(old.version == nil)
     }
 
+    /// Saves the account once, then has another writer set its balance: returns the struct as read before.
+    static func staleAccount(_ store: any Store, otherBalance: Int64) throws -> Account {
+        var account = Account(name: "a", balance: 100)
+        try account.save(ManagedObjectContext(store: store))
+        let stale = try readOne(store)
+        var other = try readOne(store)
+        other.balance = otherBalance
+        try other.save(ManagedObjectContext(store: store))
+        return stale
+    }
+
+    @Test func aStaleStructThatWritesNothingGetsTheCurrentVersionBack() throws {
+        try Self.onBothStores { (store: any Store) throws in
+            var stale = try Self.staleAccount(store, otherBalance: 110)
+            // The same values as stored now: nothing is written, and nothing is overwritten.
+            stale.balance = 110
+            try stale.save(ManagedObjectContext(store: store))
+            #expect(stale.objectID?.version == (try Self.readOne(store)).objectID?.version)
+            stale.balance += 1
+            try stale.save(ManagedObjectContext(store: store))
+            #expect(try Self.balance(store) == 111)
+        }
+    }
+
+    @Test func aStaleDeleteConflicts() throws {
+        try Self.onBothStores { (store: any Store) throws in
+            var stale = try Self.staleAccount(store, otherBalance: 110)
+            #expect { try stale.delete(ManagedObjectContext(store: store)) } throws: { error in
+                // A struct's delete wraps what the save threw.
+                "\(error)".contains("conflict")
+            }
+            #expect(try Self.balance(store) == 110)
+        }
+    }
+
+    @Test func aStaleStructMergesOnlyUnderPoliciesThatTakeOneSideWhole() throws {
+        try Self.onBothStores { (store: any Store) throws in
+            for (policy, expected) in [
+                (MergePolicy.mergeByPropertyStoreTrump, nil), (.mergeByPropertyObjectTrump, nil),
+                (.overwrite, Int64(105)), (.rollback, Int64(110)),
+            ] {
+                var stale = try Self.staleAccount(store, otherBalance: 110)
+                stale.balance += 5
+                let context = ManagedObjectContext(store: store)
+                context.mergePolicy = policy
+                if let expected {
+                    try stale.save(context)
+                    #expect(try Self.balance(store) == expected, "\(policy)")
+                } else {
+                    #expect(throws: CVManagedStructError.self, "\(policy)") { try stale.save(context) }
+                    #expect(try Self.balance(store) == 110, "\(policy)")
+                }
+                var all: [Account] = try Account.query(ManagedObjectContext(store: store), predicate: nil)
+                for index in all.indices { _ = try all[index].delete(ManagedObjectContext(store: store)) }
+            }
+        }
+    }
+
+    @Test func aContextThatOnlyReadTheObjectChecksTheStructsVersion() throws {
+        try Self.onBothStores { (store: any Store) throws in
+            let stale = try Self.staleAccount(store, otherBalance: 110)
+            // A request's context lists the rows (reading the newer version), then saves what a client sent back.
+            let context = ManagedObjectContext(store: store)
+            _ = try Self.readOne(store, in: context)
+            var sentBack = stale
+            sentBack.balance = 1
+            #expect { try sentBack.save(context) } throws: { Self.isConflict($0) }
+            #expect(try Self.balance(store) == 110)
+        }
+    }
+
     @Test func anIDIsNoLargerForItsVersion() {
         // The version sits in the bytes the key's case leaves free: 40 bytes, as before IDs carried one.
         #expect(MemoryLayout<ManagedObjectID>.stride == 40)

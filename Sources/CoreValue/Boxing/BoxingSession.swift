@@ -130,14 +130,9 @@ struct BoxingSession {
                         message: "no stored object of entity '\(record.info.name)' has objectID \(id); it was "
                             + "deleted, or saved in another store")
                 }
-                // An object this boxing fetched was read now; the struct was read at the version its ID
-                // carries. The update is checked against that one, so a struct read before another writer's
-                // save conflicts (or merges, by the context's policy) instead of overwriting it. An object the
-                // context held already keeps its own version, as its other changes are checked against it.
-                if let read = id.version, read != object.version, seenIDs.contains(id) {
-                    context.undoLog?.recordVersion(object)
-                    object.version = read
-                }
+                // The save checks the version the struct was read at, unless this context's reading vouches for
+                // it: a struct read before another writer's save conflicts instead of overwriting it.
+                context.takeReadVersion(of: id, for: object, fetchedNow: seenIDs.contains(id))
                 record.object = object
             case .unique(let key, let value):
                 if fetches || record.object == nil { record.object = context.uniqueObject(record.info, key, value) }

@@ -125,7 +125,11 @@ extension BoxingPersistentStruct {
         guard let context, let id = objectID else { return false }
         do {
             try context.undoingOnFailure {
-                try context.delete(context.existingObject(with: id))
+                let fetchedNow = context.registeredObject(for: id) == nil
+                let object = try context.existingObject(with: id)
+                // Checked against the version the struct was read at, as an update is.
+                context.takeReadVersion(of: id, for: object, fetchedNow: fetchedNow)
+                try context.delete(object)
                 try context.save()
             }
         } catch let cancelled as CancellationError {

@@ -26,6 +26,9 @@ final class ContextTables {
     /// The context's struct layouts (``ManagedObjectContext/layouts``), made on first use: a context that only
     /// reads (a request's `get`) boxes nothing and never makes one.
     @exclusivity(unchecked) var layouts: LayoutCache?
+    /// The versions structs written into objects were read at, where that is not the version this context read
+    /// the object at (``ManagedObjectContext/readVersions``); empty in the usual save.
+    @exclusivity(unchecked) var readVersions: [ObjectIdentifier: Int64] = [:]
 }
 
 /// During a streamed bulk save (``ManagedObjectContext/saveStreamed(_:)``), the entity whose objects it makes,

@@ -88,6 +88,7 @@ extension ManagedObject {
     /// Takes a stored row's version and attribute values (not its links).
     func loadAttributes(from snapshot: RowSnapshot) {
         version = snapshot.version
+        isVersionFromOwnSave = false
         if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: info.layout) {
             // A store hands every attribute of the entity in its layout (the Store contract): share its
             // storage rather than copy each value.

@@ -64,6 +64,9 @@ public final class ManagedObject {
     var isInsertedFlag = false
     var isDeletedFlag = false
     var isListedAsChanged = false
+    /// Whether ``version`` is the one this context's own save gave the object (not one it read): a struct that
+    /// carries an older version may be this context's own value from before that save.
+    var isVersionFromOwnSave = false
     /// Where the next unboxing read probably is: the position after the last attribute read by name.
     /// `fromObject` reads a struct's fields in order, which is usually the entity's, so most reads find their
     /// name there with one comparison instead of hashing it. Unboxing writes it, so even reading an object

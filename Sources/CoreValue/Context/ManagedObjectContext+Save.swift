@@ -76,7 +76,7 @@ extension ManagedObjectContext {
                 changes.updates.append(
                     ObjectChange(
                         id: object.objectID,
-                        version: object.isIdentifiedByValue && !unchanged ? nil : object.version,
+                        version: object.isIdentifiedByValue && !unchanged ? nil : checkedVersion(object),
                         attributes: attributes, toOne: toOne, unlessCurrent: unchanged))
             }
             // And its owned member lists when it changed (an unchanged one is only rewritten if stale, which
@@ -87,7 +87,7 @@ extension ManagedObjectContext {
                 object, keys: Set(object.originalLinks.keys).union(forced).sorted(), forced: forced)
         }
         for object in deleted {
-            changes.deletes.append(ObjectDeletion(id: object.objectID, version: object.version))
+            changes.deletes.append(ObjectDeletion(id: object.objectID, version: checkedVersion(object)))
         }
         changes.transactionAuthor = transactionAuthor
         changes.transactionName = transactionName
@@ -117,6 +117,7 @@ extension ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave the context, changed and deleted ones get their
     /// saved values and links back.
     public func rollback() {
+        if !readVersions.isEmpty { readVersions.removeAll() }
         for object in insertedList {
             dropUnique(object)
             registry.remove(object)
@@ -209,6 +210,7 @@ extension ManagedObjectContext {
                 if recordingSavedIDs { savedIDs[temporary] = permanent }
                 object.objectID = permanent
                 object.version = version
+                object.isVersionFromOwnSave = true
                 // The unique index already holds an inserted object (it follows every change of a unique
                 // attribute); only an object that now shares its row with another one takes that one's place.
                 if let previous = objects.updateValue(object, forKey: permanent), previous !== object {
@@ -219,8 +221,13 @@ extension ManagedObjectContext {
             registry.put(objects, for: info)
         }
         for object in changedList {
-            if let version = result.versions[object.objectID] { object.version = version }
+            if let version = result.versions[object.objectID] {
+                object.version = version
+                object.isVersionFromOwnSave = true
+            }
         }
+        // Checked by this save, or written by none of its changes (the struct matched the row).
+        if !readVersions.isEmpty { readVersions.removeAll() }
         for object in insertedList + changedList + deleted { object.clearPendingState() }
         for object in deleted { registry.remove(object) }
         clearPendingLists()

@@ -10,8 +10,8 @@ final class UndoLog {
         case attribute(ManagedObject, String, value: AttributeValue, original: AttributeValue?)
         case links(ManagedObject, String, links: [Link]?, original: [Link]?)
         case identifiedByValue(ManagedObject, Bool, attributes: Set<String>?, relationships: Set<String>)
-        /// The version an object was read at, before boxing set the one its struct was read at.
-        case version(ManagedObject, Int64?)
+        /// The read version a struct gave an object (``ManagedObjectContext/readVersions``) before this one.
+        case readVersion(ManagedObject, Int64?)
 
         /// The attribute or relationship the entry keeps the first value of; `nil` for the others.
         var touched: Touched? {
@@ -20,7 +20,7 @@ final class UndoLog {
                 Touched(object: ObjectIdentifier(object), key: key, isLink: false)
             case .links(let object, let key, _, _):
                 Touched(object: ObjectIdentifier(object), key: key, isLink: true)
-            case .identifiedByValue, .version: nil
+            case .identifiedByValue, .readVersion: nil
             }
         }
     }
@@ -80,9 +80,9 @@ final class UndoLog {
         return inserted
     }
 
-    /// Records the version an object was read at before the operation sets another.
-    func recordVersion(_ object: ManagedObject) {
-        entries.append(.version(object, object.version))
+    /// Records the read version a struct gave an object before the operation sets another.
+    func recordReadVersion(_ object: ManagedObject, previous: Int64?) {
+        entries.append(.readVersion(object, previous))
     }
 
     /// Records whether an object was identified by value before the operation set it.
@@ -137,8 +137,8 @@ extension ManagedObjectContext {
                 object.isIdentifiedByValue = flag
                 object.identifiedAttributes = attributes
                 object.identifiedRelationships = relationships
-            case .version(let object, let version):
-                object.version = version
+            case .readVersion(let object, let version):
+                readVersions[ObjectIdentifier(object)] = version
             }
         }
         for victim in log.victims.reversed() where victim.isDeletedFlag {

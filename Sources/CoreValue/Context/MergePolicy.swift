@@ -51,7 +51,8 @@ extension ManagedObjectContext {
         let stored = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var merged = false
         for object in deleted {
-            guard let row = stored[object.objectID], row.version != object.version else { continue }
+            guard let row = stored[object.objectID], row.version != checkedVersion(object) else { continue }
+            try mergeReadVersion(of: object, stored: row.version)
             guard mergePolicy.keepsOurs(changedHere: true, changedThere: true) else {
                 throw CVManagedStructError.conflict(
                     entity: object.info.name,
@@ -66,7 +67,8 @@ extension ManagedObjectContext {
                 throw CVManagedStructError.conflict(
                     entity: object.info.name, message: "\(object.objectID) was deleted by another writer")
             }
-            guard row.version != object.version else { continue }
+            guard row.version != checkedVersion(object) else { continue }
+            try mergeReadVersion(of: object, stored: row.version)
             try merge(object, with: row)
             merged = true
         }
@@ -94,6 +96,7 @@ extension ManagedObjectContext {
             try merge(relationship, of: object, with: row)
         }
         object.version = row.version
+        object.isVersionFromOwnSave = false
         mergedObjects.insert(ObjectIdentifier(object))
     }
 

@@ -84,19 +84,9 @@ extension AttributeValue {
         }
     }
 
-    /// Whether two strings have the same UTF-8 bytes: one `memcmp` over their contiguous storage (a native
-    /// string's, or a small string's copy on the stack), rather than iterating two `utf8` views a byte at a
-    /// time: names and identifiers are compared on every save.
+    /// Whether two strings have the same UTF-8 bytes (``Unchecked/sameUTF8(_:_:)``, one comparison of their bytes).
     static func sameUTF8(_ left: String, _ right: String) -> Bool {
-        guard left.utf8.count == right.utf8.count else { return false }
-        var left = left
-        var right = right
-        return left.withUTF8 { a in
-            right.withUTF8 { b in
-                guard let x = a.baseAddress, let y = b.baseAddress else { return true }  // both empty
-                return memcmp(x, y, a.count) == 0
-            }
-        }
+        Unchecked.sameUTF8(left, right)
     }
 
     /// Hashes the value consistently with ``==(_:_:)`` (every NaN hashes alike).

@@ -52,6 +52,7 @@ extension ModelIndexSharing where Self: StoreRefinements {
 /// shared by the contexts of one ``ModelIndex``. A plan is immutable once built and refers only to that
 /// index's entities; a context keeps the plans it used in its own cache and comes here only on a miss.
 package final class SharedPlans: Sendable {
+    /// Each plan is immutable once built (see above): what ``LockedTable`` asks of its values.
     private let plans = LockedTable<ObjectIdentifier, AnyObject>()
 
     /// The plan built for a type, if any context built one.

@@ -19,8 +19,6 @@ package enum StorableValues {
 
     /// Whether `text` holds a NUL character (U+0000).
     package static func containsNUL(_ text: String) -> Bool {
-        // Over the contiguous bytes (a native string's, without copying): one tight loop, no index per byte.
-        var text = text
-        return text.withUTF8 { $0.contains(0) }
+        Unchecked.utf8(of: text, contains: 0)
     }
 }

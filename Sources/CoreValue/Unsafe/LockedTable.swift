@@ -7,7 +7,10 @@ import Foundation
 /// Entries are never removed: each cache holds one entry per type or name a program declares, so it stays
 /// bounded by the program (the callers say why for theirs).
 package final class LockedTable<Key: Hashable, Value>: @unchecked Sendable {
-    // @unchecked: `entries` is read and written only under `lock`, in the methods below.
+    // @unchecked: `entries` is read and written only under `lock`, in the methods below. Keys and values are
+    // handed to every thread as they are, so keep only values that never change once made (field names, layouts,
+    // slot numbers, boxing plans): the table's `Value` need not be `Sendable` (key paths are not), so the
+    // compiler cannot check that.
     private let lock = NSLock()
     private var entries: [Key: Value] = [:]
 

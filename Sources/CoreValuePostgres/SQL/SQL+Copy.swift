@@ -89,12 +89,17 @@ enum SQLCopyLiteral {
         if number < 0 { text.append(UInt8(ascii: "-")) }
         // The magnitude as unsigned, so that Int64.min has one.
         var magnitude = number.magnitude
-        // Least significant first, then turned around in place: no buffer of its own.
-        let start = text.endIndex
+        // Least significant first, then turned around in place by swaps (no slice, no buffer of its own).
+        var low = text.endIndex
         repeat {
             text.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        text[start...].reverse()
+        var high = text.endIndex - 1
+        while low < high {
+            text.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 }

@@ -288,8 +288,7 @@ package struct SQLIdentifier: Sendable, Hashable, CustomStringConvertible {
         // By bytes, not characters: a quote followed by a combining mark is one `Character` that is not `"`, but
         // its quote byte still ends the identifier for the server. The usual name has none: one search.
         let quote = UInt8(ascii: "\"")
-        var name = name
-        guard name.withUTF8({ $0.contains(quote) }) else { return "\"" + name + "\"" }
+        guard Unchecked.utf8(of: name, contains: quote) else { return "\"" + name + "\"" }
         var bytes: [UInt8] = [quote]
         for byte in name.utf8 {
             bytes.append(byte)
