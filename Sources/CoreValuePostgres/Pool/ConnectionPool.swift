@@ -149,7 +149,7 @@ package final class ConnectionPool: @unchecked Sendable {
         while let connection = idle.popLast() {
             // Checked outside the lock: the connection is this caller's alone once it left `idle`, and the
             // check is a system call. Under the lock, every other thread's checkout and return waited for it
-            // (with 8 threads on 2 cores, about two futex calls per checkout: BENCHMARKS.md, thirteenth round).
+            // (fewer futex calls under `mixed`'s 8 threads: BENCHMARKS.md, thirteenth round).
             condition.unlock()
             // Non-blocking: reads what the server already sent, e.g. the FATAL of a terminated backend (and
             // the EOF behind it: `isUsable` reads twice when something was waiting).
