@@ -214,6 +214,12 @@ import Testing
             _ = try mine.toObject(context)
             try context.save()
             #expect(try Self.balance(store) == 2)
+            // Read again in the same context at the version its own save gave: still this context's own.
+            _ = try Self.readOne(store, in: context)
+            mine.balance = 3
+            _ = try mine.toObject(context)
+            try context.save()
+            #expect(try Self.balance(store) == 3)
         }
     }
 }

@@ -87,8 +87,9 @@ extension ManagedObject {
 
     /// Takes a stored row's version and attribute values (not its links).
     func loadAttributes(from snapshot: RowSnapshot) {
+        // A row read again at the version this context's own save gave it is still that save's.
+        if version != snapshot.version { isVersionFromOwnSave = false }
         version = snapshot.version
-        isVersionFromOwnSave = false
         if snapshot.attributes.isComplete, snapshot.attributes.layout.hasSameNames(as: info.layout) {
             // A store hands every attribute of the entity in its layout (the Store contract): share its
             // storage rather than copy each value.
