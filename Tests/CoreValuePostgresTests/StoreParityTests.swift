@@ -114,6 +114,21 @@ import Testing
             }
             // Refused before anything was written.
             #expect(try Self.ids(store, nil) == [])
+            // As operands of a query, too, however nested.
+            for (predicate, key): (CVPredicate, String) in [
+                (.comparison(key: "note", .equal, .string("a\u{0}")), "note"),
+                (.not(.and([.true, .isIn(key: "amount", [.decimal(1), .decimal(.nan)])])), "amount"),
+            ] {
+                #expect {
+                    _ = try Self.ids(store, predicate)
+                } throws: { error in
+                    if let error = error as? CVManagedStructError {
+                        return store is MemoryStore && error.code == .structValueError && error.key == key
+                    }
+                    guard let error = error as? PostgresStoreError else { return false }
+                    return error.code == .invalidValue && error.message.contains("Reading.\(key)")
+                }
+            }
         }
     }
 }

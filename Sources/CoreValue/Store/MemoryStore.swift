@@ -72,6 +72,7 @@ public final class MemoryStore: StoreRefinements, @unchecked Sendable {
     @_spi(StoreImplementation) public func fetch(_ request: FetchRequest) throws -> [RowSnapshot] {
         let request = try request.validated(in: model)
         let entity = try index.entity(request.entityName)
+        if let predicate = request.predicate { try refuseUnstorableOperands(predicate, of: entity) }
         return try locked {
             var reader = SnapshotReader(index: index, links: links, state: state)
             let state = self.state

@@ -22,3 +22,41 @@ package enum StorableValues {
         Unchecked.utf8(of: text, contains: 0)
     }
 }
+
+extension MemoryStore {
+    /// Refuses a predicate comparing with a value PostgreSQL cannot hold (``StorableValues``), as
+    /// `PostgresStore` refuses it before it sends the statement: walked without recursion, into related
+    /// predicates too.
+    ///
+    /// - Throws: ``CVManagedStructError/Code/structValueError`` naming the entity and key.
+    func refuseUnstorableOperands(_ predicate: CVPredicate, of entity: EntityIndex) throws {
+        var stack = [(predicate, entity)]
+        while let (predicate, entity) = stack.popLast() {
+            let operands: (key: String, values: [AttributeValue])
+            switch predicate {
+            case .comparison(let key, _, let value): operands = (key, [value])
+            case .isIn(let key, let values): operands = (key, values)
+            case .between(let key, let lower, let upper): operands = (key, [lower, upper])
+            case .stringMatch(let key, _, let text, _): operands = (key, [.string(text)])
+            case .and(let predicates), .or(let predicates):
+                stack.append(contentsOf: predicates.map { ($0, entity) })
+                continue
+            case .not(let inner):
+                stack.append((inner, entity))
+                continue
+            case .related(let key, let inner):
+                guard let relationship = entity.relationships[key] else { continue }
+                stack.append((inner, try index.entity(relationship.destination)))
+                continue
+            case .isNull, .true, .false:
+                continue
+            }
+            for value in operands.values {
+                if let problem = StorableValues.problem(value) {
+                    throw CVManagedStructError(
+                        .structValueError, entity: entity.name, key: operands.key, message: "an operand: \(problem)")
+                }
+            }
+        }
+    }
+}
