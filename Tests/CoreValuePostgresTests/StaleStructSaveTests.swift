@@ -25,9 +25,7 @@ import Testing
     }
 
     static func onBothStores(_ function: String = #function, _ body: (any Store) throws -> Void) throws {
-        try body(MemoryStore(model: try model()))
-        guard TestDatabase.isAvailable(function) else { return }
-        try TestSchema.with(model: try model()) { schema in try body(schema.store) }
+        try TestDatabase.onBothStores(model: try model(), function, body)
     }
 
     static func balance(_ store: any Store) throws -> Int64? {

@@ -42,11 +42,8 @@ import Testing
         Reading(id: id, d: value, f: Float(value), when: when, note: id, amount: 1)
     }
 
-    /// Runs `body` on a `MemoryStore` and, when a database is available, on a `PostgresStore`.
     static func onBothStores(_ function: String = #function, _ body: (any Store) throws -> Void) throws {
-        try body(MemoryStore(model: try model()))
-        guard TestDatabase.isAvailable(function) else { return }
-        try TestSchema.with(model: try model()) { schema in try body(schema.store) }
+        try TestDatabase.onBothStores(model: try model(), function, body)
     }
 
     static func ids(_ store: any Store, _ predicate: CVPredicate?, sortedBy key: String = "id", ascending: Bool = true)

@@ -42,6 +42,16 @@ enum TestDatabase {
 
     /// Runs `body` with the URL and a fresh, random schema name (the schema itself is not created); drops the
     /// schema afterwards.
+    /// Runs `body` on a `MemoryStore` of `model` and, when there is a server, on a `PostgresStore` in a fresh
+    /// schema: a behaviour the two stores must share, checked with the same expectations.
+    static func onBothStores(
+        model: ManagedObjectModel, _ function: String = #function, _ body: (any Store) throws -> Void
+    ) throws {
+        try body(MemoryStore(model: model))
+        guard isAvailable(function) else { return }
+        try TestSchema.with(model: model) { schema in try body(schema.store) }
+    }
+
     static func withSchema(_ function: String = #function, _ body: (_ url: String, _ schema: String) throws -> Void)
         throws
     {

@@ -104,9 +104,7 @@ import Testing
             #expect(read.first?.mirror == absolute)
             #expect(read.first?.url.baseURL == nil)
         }
-        try exercise(MemoryStore(model: try Self.model()))
-        guard TestDatabase.isAvailable(#function) else { return }
-        try TestSchema.with(model: try Self.model()) { schema in try exercise(schema.store) }
+        try TestDatabase.onBothStores(model: try Self.model(), #function, exercise)
     }
 
     @Test func theSchemaPrinterWritesText() throws {

@@ -164,10 +164,10 @@ package enum ValueOrder {
 
     private static func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
 
-    /// A date as `timestamptz` keeps it, to the nearest microsecond (as `MemoryStore` stores it): an operand
-    /// with finer digits (a `Date()` taken now) compares as the server compares it once bound, so `== date`
-    /// finds the row saved with that date on both stores.
-    private static func microseconds(_ date: Date) -> Double {
+    /// A date as `timestamptz` keeps it, in microseconds to the nearest (what `MemoryStore` stores, too): an
+    /// operand with finer digits (a `Date()` taken now) compares as the server compares it once bound, so
+    /// `== date` finds the row saved with that date on both stores.
+    static func microseconds(_ date: Date) -> Double {
         (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
     }
 

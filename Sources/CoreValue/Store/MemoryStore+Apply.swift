@@ -240,7 +240,7 @@ private struct ChangeWriter {
     /// round-trips through `MemoryStore` compares as it would through `PostgresStore`.
     static func storedPrecision(_ value: AttributeValue) -> AttributeValue {
         guard case .date(let date) = value else { return value }
-        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        let micros = ValueOrder.microseconds(date)
         guard micros.isFinite else { return value }
         return .date(Date(timeIntervalSinceReferenceDate: micros / 1_000_000))
     }
